@@ -1,0 +1,152 @@
+"""Convert Hugging Face safetensors shards into an ExecuTorch llama checkpoint.
+
+exe-expo driver: JSON plan in (file path argument, or stdin), JSON result out (stdout).
+The plan (built in Go) names every source tensor and what to do with it; this script only
+carries it out. Safetensors are parsed with the standard library and mapped, never read
+whole: each tensor is a torch view over an mmap of its shard.
+
+Plan: {"shards": [path], "output": path,
+       "tensors": {hf_name: {"to": name} | {"to": name, "unpermute": heads}
+                            | {"split": [name, ...]} | {"ignore": true}},
+       "tie": {"from": name, "to": name} | null, "expect_tensors": n}
+Result: {"tensors": n, "tied_embeddings": bool, "dtypes": {dtype: count}}
+Error: {"error": message, "tensor": name or null} on stdout, exit status 1.
+"""
+
+import json
+import mmap
+import struct
+import sys
+
+DTYPES = {"F32": ("float32", 4), "F16": ("float16", 2), "BF16": ("bfloat16", 2)}
+
+
+class PlanError(Exception):
+    def __init__(self, message, tensor=None):
+        super().__init__(message)
+        self.tensor = tensor
+
+
+def read_header(f, path):
+    raw = f.read(8)
+    if len(raw) != 8:
+        raise PlanError("%s: shorter than a safetensors header" % path)
+    (size,) = struct.unpack("<Q", raw)
+    header = json.loads(f.read(size).decode("utf-8"))
+    header.pop("__metadata__", None)
+    return 8 + size, header
+
+
+def tensor_view(torch, mm, base, name, info, path):
+    dtype = info.get("dtype")
+    if dtype not in DTYPES:
+        raise PlanError("%s: tensor %s has dtype %s (want F32, F16 or BF16)" % (path, name, dtype), name)
+    torch_name, width = DTYPES[dtype]
+    start, end = info["data_offsets"]
+    count = 1
+    for d in info["shape"]:
+        count *= d
+    if end - start != count * width:
+        raise PlanError("%s: tensor %s spans %d bytes, shape %s needs %d"
+                        % (path, name, end - start, info["shape"], count * width), name)
+    if count == 0:
+        return torch.empty(info["shape"], dtype=getattr(torch, torch_name))
+    flat = torch.frombuffer(mm, dtype=getattr(torch, torch_name), count=count, offset=base + start)
+    return flat.view(info["shape"])
+
+
+def unpermute(t, heads, name):
+    """Undo the rotate_half row order of HF's Llama conversion (per head: halves -> pairs)."""
+    rows = t.shape[0]
+    if rows % (2 * heads):
+        raise PlanError("tensor %s: %d rows do not split into %d heads of pairs" % (name, rows, heads), name)
+    rest = tuple(t.shape[1:])
+    return t.reshape((heads, 2, rows // heads // 2) + rest).transpose(1, 2).reshape((rows,) + rest).contiguous()
+
+
+def apply(torch, plan, name, t, out):
+    rule = plan["tensors"].get(name)
+    if rule is None:
+        raise PlanError("tensor %s is not in the conversion plan" % name, name)
+    if rule.get("ignore"):
+        return
+    if "split" in rule:
+        parts = rule["split"]
+        if t.shape[0] % len(parts):
+            raise PlanError("tensor %s: %d rows do not split into %d" % (name, t.shape[0], len(parts)), name)
+        for target, chunk in zip(parts, torch.chunk(t, len(parts), dim=0)):
+            put(out, target, chunk.clone(), name)
+        return
+    if rule.get("unpermute"):
+        t = unpermute(t, int(rule["unpermute"]), name)
+    put(out, rule["to"], t, name)
+
+
+def put(out, target, t, source):
+    if target in out:
+        raise PlanError("tensor %s maps to %s, which is already written" % (source, target), source)
+    out[target] = t
+
+
+def convert(plan):
+    import torch
+
+    out, seen, maps = {}, set(), []
+    for path in plan["shards"]:
+        f = open(path, "rb")
+        base, header = read_header(f, path)
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+        maps.append((f, mm))
+        for name in sorted(header, key=lambda n: header[n]["data_offsets"][0]):
+            if name in seen:
+                raise PlanError("tensor %s appears in more than one shard" % name, name)
+            seen.add(name)
+            apply(torch, plan, name, tensor_view(torch, mm, base, name, header[name], path), out)
+    missing = sorted(set(plan["tensors"]) - seen)
+    if missing:
+        raise PlanError("planned tensor %s is in no shard" % missing[0], missing[0])
+    tie = plan.get("tie")
+    if tie:
+        if tie["to"] in out:
+            raise PlanError("tied output %s is already in the checkpoint" % tie["to"], tie["to"])
+        out[tie["to"]] = out[tie["from"]]
+    if len(out) != plan["expect_tensors"]:
+        raise PlanError("converted %d tensors, the plan expects %d" % (len(out), plan["expect_tensors"]))
+    torch.save(out, plan["output"])
+    dtypes = {}
+    for t in out.values():
+        key = str(t.dtype).replace("torch.", "")
+        dtypes[key] = dtypes.get(key, 0) + 1
+    result = {"tensors": len(out), "tied_embeddings": bool(tie), "dtypes": dtypes}
+    out.clear()
+    for f, mm in maps:
+        try:
+            mm.close()
+        except BufferError:
+            pass  # a tensor still views the map; the process exits next
+        f.close()
+    return result
+
+
+def fail(message, tensor):
+    json.dump({"error": message, "tensor": tensor}, sys.stdout)
+    sys.stdout.write("\n")
+    return 1
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None
+    try:
+        plan = json.load(open(src) if src else sys.stdin)
+        result = convert(plan)
+    except PlanError as e:
+        return fail(str(e), e.tensor)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        return fail("%s: %s" % (type(e).__name__, e), None)
+    json.dump(result, sys.stdout, sort_keys=True)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

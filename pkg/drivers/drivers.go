@@ -1,0 +1,60 @@
+// Package drivers holds the few Python programs exe-expo cannot avoid (checkpoint
+// conversion and the GPTQ solve need torch) and the Go side that plans and runs them.
+//
+// Every decision stays in Go: a plan type here says exactly what a driver does (which
+// tensor goes where, which heads to un-permute, which grid to solve on), the driver reads
+// it as JSON and prints a JSON result. The scripts are embedded so the binary is the only
+// thing a runner needs besides a python with torch.
+package drivers
+
+import (
+	"embed"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// Script names, as embedded and as written to disk.
+const (
+	ConvertScript = "convert.py"
+	GPTQScript    = "gptq.py"
+)
+
+//go:embed convert.py gptq.py
+var scripts embed.FS
+
+// Names lists the embedded drivers, so tests and tools can check every one of them.
+func Names() []string {
+	return []string{ConvertScript, GPTQScript}
+}
+
+// Source returns the text of one embedded driver.
+func Source(name string) ([]byte, error) {
+	b, err := fs.ReadFile(scripts, name)
+	if err != nil {
+		return nil, fmt.Errorf("driver %s: %w", name, err)
+	}
+	return b, nil
+}
+
+// WriteScripts writes every driver into dir (created if needed) and returns their paths in
+// Names order. A workflow step can then run them with the toolchain's python.
+func WriteScripts(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create driver folder %s: %w", dir, err)
+	}
+	var paths []string
+	for _, name := range Names() {
+		b, err := Source(name)
+		if err != nil {
+			return nil, err
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			return nil, fmt.Errorf("write driver %s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}

@@ -1,0 +1,169 @@
+package drivers
+
+import (
+	"fmt"
+	"strings"
+)
+
+// converter is one family's key map (reference system 6.2).
+type converter struct {
+	top   map[string]string
+	layer map[string]string
+	// unpermute: layer suffix → which head count undoes its rotate_half order.
+	unpermute map[string]headCount
+	// split: layer suffix → targets (LFM2's conv.in_proj into B, C and x).
+	split map[string][]string
+	// perLayer is the exact tensor count of every layer; 0 means atLeast applies instead.
+	perLayer int
+	atLeast  int
+}
+
+type headCount int
+
+const (
+	queryHeads headCount = iota + 1
+	kvHeads
+)
+
+// llamaLayer is the layer map the Llama-shaped families share.
+var llamaLayer = map[string]string{
+	"self_attn.q_proj.weight":         "attention.wq.weight",
+	"self_attn.k_proj.weight":         "attention.wk.weight",
+	"self_attn.v_proj.weight":         "attention.wv.weight",
+	"self_attn.o_proj.weight":         "attention.wo.weight",
+	"input_layernorm.weight":          "attention_norm.weight",
+	"post_attention_layernorm.weight": "ffn_norm.weight",
+	"mlp.gate_proj.weight":            "feed_forward.w1.weight",
+	"mlp.down_proj.weight":            "feed_forward.w2.weight",
+	"mlp.up_proj.weight":              "feed_forward.w3.weight",
+}
+
+var llamaTop = map[string]string{
+	"model.embed_tokens.weight": embedTarget,
+	"model.norm.weight":         "norm.weight",
+	"lm_head.weight":            outputTarget,
+}
+
+func withExtras(base map[string]string, extras map[string]string) map[string]string {
+	m := make(map[string]string, len(base)+len(extras))
+	for k, v := range base {
+		m[k] = v
+	}
+	for k, v := range extras {
+		m[k] = v
+	}
+	return m
+}
+
+var families = map[string]converter{
+	"llama": {
+		top:       llamaTop,
+		layer:     llamaLayer,
+		unpermute: map[string]headCount{"self_attn.q_proj.weight": queryHeads, "self_attn.k_proj.weight": kvHeads},
+		perLayer:  9,
+	},
+	"qwen2_5": {
+		top: llamaTop,
+		layer: withExtras(llamaLayer, map[string]string{
+			"self_attn.q_proj.bias": "attention.wq.bias",
+			"self_attn.k_proj.bias": "attention.wk.bias",
+			"self_attn.v_proj.bias": "attention.wv.bias",
+		}),
+		perLayer: 12,
+	},
+	"qwen3": {
+		top: llamaTop,
+		layer: withExtras(llamaLayer, map[string]string{
+			"self_attn.q_norm.weight": "attention.q_norm_fn.weight",
+			"self_attn.k_norm.weight": "attention.k_norm_fn.weight",
+		}),
+		perLayer: 11,
+	},
+	"lfm2": {
+		top: map[string]string{
+			"model.embed_tokens.weight":   embedTarget,
+			"model.embedding_norm.weight": "norm.weight",
+			"lm_head.weight":              outputTarget,
+		},
+		layer: map[string]string{
+			"self_attn.q_proj.weight":      "attention.wq.weight",
+			"self_attn.k_proj.weight":      "attention.wk.weight",
+			"self_attn.v_proj.weight":      "attention.wv.weight",
+			"self_attn.out_proj.weight":    "attention.wo.weight",
+			"self_attn.q_layernorm.weight": "attention.q_norm_fn.weight",
+			"self_attn.k_layernorm.weight": "attention.k_norm_fn.weight",
+			"operator_norm.weight":         "attention_norm.weight",
+			"ffn_norm.weight":              "ffn_norm.weight",
+			"feed_forward.w1.weight":       "feed_forward.w1.weight",
+			"feed_forward.w2.weight":       "feed_forward.w2.weight",
+			"feed_forward.w3.weight":       "feed_forward.w3.weight",
+			"conv.conv.weight":             "conv.conv.weight",
+			"conv.out_proj.weight":         "conv.out_proj.weight",
+		},
+		split: map[string][]string{
+			"conv.in_proj.weight": {"conv.B_proj.weight", "conv.C_proj.weight", "conv.x_proj.weight"},
+		},
+		atLeast: 6,
+	},
+}
+
+// rule maps one tensor name; layer is its layer index or -1.
+func (f converter) rule(a Arch, name string) (Rule, int, error) {
+	for _, suf := range ignoredSuffixes {
+		if strings.HasSuffix(name, suf) {
+			layer, _, _, _ := splitLayer(name)
+			return Rule{Ignore: true}, layer, nil
+		}
+	}
+	if to, ok := f.top[name]; ok {
+		return Rule{To: to}, -1, nil
+	}
+	layer, suffix, ok, err := splitLayer(name)
+	if err != nil {
+		return Rule{}, -1, err
+	}
+	if !ok {
+		return Rule{}, -1, fmt.Errorf("conversion plan for %s: unknown tensor %s", a.Family, name)
+	}
+	if layer >= a.Layers {
+		return Rule{}, -1, fmt.Errorf("conversion plan for %s: tensor %s is in layer %d, the model has %d", a.Family, name, layer, a.Layers)
+	}
+	prefix := fmt.Sprintf("layers.%d.", layer)
+	if parts, ok := f.split[suffix]; ok {
+		r := Rule{}
+		for _, p := range parts {
+			r.Split = append(r.Split, prefix+p)
+		}
+		return r, layer, nil
+	}
+	to, ok := f.layer[suffix]
+	if !ok {
+		return Rule{}, -1, fmt.Errorf("conversion plan for %s: unknown tensor %s", a.Family, name)
+	}
+	r := Rule{To: prefix + to}
+	switch f.unpermute[suffix] {
+	case queryHeads:
+		r.Unpermute = a.Heads
+	case kvHeads:
+		r.Unpermute = a.KVHeads
+	}
+	return r, layer, nil
+}
+
+// checkLayers makes sure every layer is there and complete, so a truncated or mixed
+// checkpoint stops before torch loads anything.
+func (f converter) checkLayers(a Arch, perLayer map[int]int) error {
+	if len(perLayer) != a.Layers {
+		return fmt.Errorf("conversion plan for %s: tensors cover %d layers, config says %d", a.Family, len(perLayer), a.Layers)
+	}
+	for _, l := range sortedLayers(perLayer) {
+		n := perLayer[l]
+		if f.perLayer > 0 && n != f.perLayer {
+			return fmt.Errorf("conversion plan for %s: layer %d has %d tensors, want %d", a.Family, l, n, f.perLayer)
+		}
+		if f.atLeast > 0 && n < f.atLeast {
+			return fmt.Errorf("conversion plan for %s: layer %d has %d tensors, want at least %d", a.Family, l, n, f.atLeast)
+		}
+	}
+	return nil
+}
