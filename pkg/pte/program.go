@@ -1,0 +1,177 @@
+package pte
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+)
+
+// Program is a .pte file read without its tensor data: the header, the Program flatbuffer
+// decoded into plain Go values, and where each segment and delegate blob lies.
+type Program struct {
+	// Size is the file size in bytes.
+	Size int64
+	// Header is nil for files written without segment data.
+	Header *ExtendedHeader
+	// ProgramSize is the length of the flatbuffer part (with headers) from offset 0.
+	ProgramSize int64
+	Version     uint32
+	Methods     []Method
+	// ConstantBuffers are the legacy inline constants (Program.constant_buffer).
+	ConstantBuffers []InlineData
+	// InlineData is Program.backend_delegate_data: delegate blobs kept in the program.
+	InlineData          []InlineData
+	Segments            []DataSegment
+	ConstantSegment     *SubsegmentOffsets
+	MutableDataSegments []SubsegmentOffsets
+	NamedData           []NamedData
+}
+
+// Open reads the program of a .pte through r. Only the header and the flatbuffer are read
+// (plus the first bytes of each delegate blob for its signature), so inspecting a
+// multi-gigabyte file costs as much as inspecting a small one.
+func Open(r io.ReaderAt, size int64) (*Program, error) {
+	hdr, err := readHeader(r, size)
+	if err != nil {
+		return nil, err
+	}
+	progSize := size
+	if hdr != nil {
+		progSize = int64(hdr.ProgramSize)
+	}
+	if progSize > MaxProgramSize {
+		return nil, fmt.Errorf("program of %d bytes exceeds the %d-byte limit (no extended header?)", progSize, MaxProgramSize)
+	}
+	buf := make([]byte, progSize)
+	if _, err := r.ReadAt(buf, 0); err != nil && !(errors.Is(err, io.EOF) && progSize == size) {
+		return nil, fmt.Errorf("read program (%d bytes): %w", progSize, err)
+	}
+	p := &Program{Size: size, Header: hdr, ProgramSize: progSize}
+	if err := p.decode(newFbuf(buf)); err != nil {
+		return nil, err
+	}
+	if err := p.place(); err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	if err := p.readSignatures(r, buf); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// OpenFile opens path and reads its program; the file is closed before returning.
+func OpenFile(path string) (*Program, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("stat %s: %w", path, err)
+	}
+	p, err := Open(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return p, nil
+}
+
+// Method returns the method called name, or nil.
+func (p *Program) Method(name string) *Method {
+	for i := range p.Methods {
+		if p.Methods[i].Name == name {
+			return &p.Methods[i]
+		}
+	}
+	return nil
+}
+
+// MethodNames returns every method name, sorted.
+func (p *Program) MethodNames() []string {
+	names := make([]string, len(p.Methods))
+	for i, m := range p.Methods {
+		names[i] = m.Name
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SegmentBase is the file offset of the first segment (0 without an extended header).
+func (p *Program) SegmentBase() int64 {
+	if p.Header == nil {
+		return 0
+	}
+	return int64(p.Header.SegmentBaseOffset)
+}
+
+// place computes absolute file offsets of segments and checks they lie inside the file.
+func (p *Program) place() error {
+	base := uint64(p.SegmentBase())
+	for i := range p.Segments {
+		s := &p.Segments[i]
+		if s.Size == 0 {
+			s.FileOffset = int64(min(base+s.Offset, uint64(p.Size)))
+			continue
+		}
+		if p.Header == nil || base == 0 {
+			return fmt.Errorf("segments[%d]: %d bytes of segment data but no extended header locates them", i, s.Size)
+		}
+		start := base + s.Offset
+		end := start + s.Size
+		if start < base || end < start || end > uint64(p.Size) {
+			return fmt.Errorf("segments[%d]: bytes %d..%d lie beyond the %d-byte file (truncated?)", i, start, end, p.Size)
+		}
+		s.FileOffset = int64(start)
+	}
+	return nil
+}
+
+// IsConstant reports whether m is a metadata getter: no inputs and no instructions.
+func (m *Method) IsConstant() bool {
+	if len(m.Inputs) > 0 {
+		return false
+	}
+	return m.InstructionCount() == 0
+}
+
+// InstructionCount counts instructions over all chains.
+func (m *Method) InstructionCount() int {
+	n := 0
+	for _, c := range m.Chains {
+		n += len(c.Instructions)
+	}
+	return n
+}
+
+// Count returns how many instructions of kind k the method has.
+func (m *Method) Count(k InstrKind) int {
+	n := 0
+	for _, c := range m.Chains {
+		for _, in := range c.Instructions {
+			if in.Kind == k {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Backends returns the sorted, distinct delegate ids of the method.
+func (m *Method) Backends() []string {
+	seen := map[string]bool{}
+	var ids []string
+	for _, d := range m.Delegates {
+		if !seen[d.ID] {
+			seen[d.ID] = true
+			ids = append(ids, d.ID)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
