@@ -4,7 +4,7 @@ import "fmt"
 
 // Field slots of the tables in schema/program.fbs (ExecuTorch 1.4).
 const (
-	progVersion, progPlans, progConstBuf, progDelegateData, progSegments, progConstSeg, progMutableSegs, progNamedData = 0, 1, 2, 3, 4, 5, 6, 7
+	progVersion, progPlans, progConstBuf, progDelegateData, progSegments, progConstSeg, progMutableSegs, progNamedData   = 0, 1, 2, 3, 4, 5, 6, 7
 	planName, planContainer, planValues, planInputs, planOutputs, planChains, planOperators, planDelegates, planBufSizes = 0, 1, 2, 3, 4, 5, 6, 7, 8
 )
 
