@@ -1,0 +1,221 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// fieldError names the key (as a dotted path) and the line it is on.
+type fieldError struct {
+	line int
+	path string
+	msg  string
+}
+
+func (e fieldError) Error() string {
+	if e.line > 0 {
+		return fmt.Sprintf("line %d: %s: %s", e.line, e.path, e.msg)
+	}
+	return fmt.Sprintf("%s: %s", e.path, e.msg)
+}
+
+// validator collects the first problem; checks read as a list of rules.
+type validator struct {
+	root *yaml.Node
+	err  error
+}
+
+func (v *validator) check(ok bool, path, format string, args ...any) {
+	if v.err != nil || ok {
+		return
+	}
+	v.err = fieldError{line: lineOf(v.root, path), path: path, msg: fmt.Sprintf(format, args...)}
+}
+
+// lineOf finds the line of a dotted path ("export.xnnpack.group_size", "runners.2.label").
+// It returns the line of the deepest node found, so a missing key points at its parent.
+func lineOf(root *yaml.Node, path string) int {
+	n := root
+	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
+		n = n.Content[0]
+	}
+	line := 0
+	for _, part := range strings.Split(path, ".") {
+		if n == nil {
+			break
+		}
+		line = n.Line
+		switch n.Kind {
+		case yaml.MappingNode:
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == part {
+					line = n.Content[i].Line
+					next = n.Content[i+1]
+				}
+			}
+			n = next
+		case yaml.SequenceNode:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(n.Content) {
+				return line
+			}
+			n = n.Content[i]
+			line = n.Line
+		default:
+			return line
+		}
+	}
+	if n != nil && n.Line > 0 {
+		return n.Line
+	}
+	return line
+}
+
+var (
+	orgName     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
+	familyToken = regexp.MustCompile(`^[a-z0-9]+$`)
+	runnerLabel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	embQuant    = regexp.MustCompile(`^(4|8),\d+$`)
+	mtkPrec     = map[string]bool{"A16W16": true, "A16W8": true, "A16W4": true, "A8W8": true, "A8W4": true}
+	qmodes      = map[string]bool{"8da4w": true, "fp32": true}
+)
+
+func (c *Config) validate(root *yaml.Node) error {
+	v := &validator{root: root}
+	v.check(orgName.MatchString(c.Hub.Org), "hub.org", "%q is not a Hugging Face org name", c.Hub.Org)
+	v.check(c.Hub.RepoSuffix == "" || runnerLabel.MatchString(strings.TrimPrefix(c.Hub.RepoSuffix, "-")), "hub.repo_suffix", "%q cannot end a repo name", c.Hub.RepoSuffix)
+	v.check(len(c.Hub.Tags) > 0, "hub.tags", "at least one tag is needed (the app finds models by the executorch tag)")
+	c.validateWatch(v)
+	c.validateExport(v)
+	c.validateRunners(v)
+	return v.err
+}
+
+func (c *Config) validateWatch(v *validator) {
+	w := c.Watch
+	v.check(len(w.OrgFamilies) > 0, "watch.org_families", "no org is watched")
+	orgs := make([]string, 0, len(w.OrgFamilies))
+	for org := range w.OrgFamilies {
+		orgs = append(orgs, org)
+	}
+	sort.Strings(orgs)
+	for _, org := range orgs {
+		p := "watch.org_families." + org
+		v.check(orgName.MatchString(org), p, "%q is not a Hugging Face org name", org)
+		v.check(len(w.OrgFamilies[org]) > 0, p, "lists no family")
+		for _, f := range w.OrgFamilies[org] {
+			v.check(familyToken.MatchString(f), p, "family token %q must be lower-case letters and digits", f)
+		}
+	}
+	v.check(w.LimitPerOrg > 0, "watch.limit_per_org", "must be positive, not %d", w.LimitPerOrg)
+	v.check(w.MaxDispatchPerRun > 0, "watch.max_dispatch_per_run", "must be positive, not %d", w.MaxDispatchPerRun)
+	v.check(w.PipelineTag != "", "watch.pipeline_tag", "is empty")
+	v.check(w.MaxNominalBillions > 0, "watch.max_nominal_billions", "must be positive")
+	v.check(w.MaxParams > 0, "watch.max_params", "must be positive")
+	for i, x := range w.NameExclude {
+		v.check(x != "" && x == strings.ToLower(x), fmt.Sprintf("watch.name_exclude.%d", i), "%q must be a non-empty lower-case marker", x)
+	}
+}
+
+func (c *Config) validateExport(v *validator) {
+	e := c.Export
+	v.check(len(e.ContextTiers) > 0, "export.context_tiers", "no window is listed")
+	seen := map[int]bool{}
+	for i, w := range e.ContextTiers {
+		p := fmt.Sprintf("export.context_tiers.%d", i)
+		v.check(w >= 128 && w <= 1<<20, p, "window %d is outside 128..1048576 tokens", w)
+		v.check(!seen[w], p, "window %d is listed twice", w)
+		seen[w] = true
+	}
+	v.check(e.DeviceBudgetBytes > 0, "export.device_budget_bytes", "must be positive")
+	v.check(e.RuntimeOverheadBytes >= 0, "export.runtime_overhead_bytes", "cannot be negative")
+	v.check(e.PrefillChunk > 0, "export.prefill_chunk", "must be positive")
+	v.check(e.HostReserveBytes >= 0, "export.host_reserve_bytes", "cannot be negative")
+	for _, r := range []struct {
+		name string
+		r    LLMRecipe
+	}{{"xnnpack", e.XNNPACK}, {"vulkan", e.Vulkan}} {
+		p := "export." + r.name
+		v.check(qmodes[r.r.QMode], p+".qmode", "%q has no size model (8da4w or fp32)", r.r.QMode)
+		v.check(r.r.GroupSize > 0 && r.r.GroupSize&(r.r.GroupSize-1) == 0, p+".group_size", "%d is not a power of two", r.r.GroupSize)
+		v.check(embQuant.MatchString(r.r.EmbeddingQuantize), p+".embedding_quantize", "%q is not \"<bits>,<group>\" with 4 or 8 bits", r.r.EmbeddingQuantize)
+		c.checkRunners(v, p+".runners", r.r.Runners)
+	}
+	q := e.QNN
+	c.checkChips(v, "export.qnn.socs", q.SoCs, "qnn")
+	v.check(q.ModelMode == "hybrid" || q.ModelMode == "kv", "export.qnn.model_mode", "%q is not hybrid or kv", q.ModelMode)
+	v.check(q.PrefillARLen > 0, "export.qnn.prefill_ar_len", "must be positive")
+	v.check(q.MaxContextLen >= q.PrefillARLen, "export.qnn.max_context_len", "%d is below prefill_ar_len %d", q.MaxContextLen, q.PrefillARLen)
+	v.check(len(q.CalibTasks) > 0, "export.qnn.calib_tasks", "no calibration task")
+	v.check(q.CalibLimit > 0, "export.qnn.calib_limit", "must be positive")
+	c.checkRunners(v, "export.qnn.runners", q.Runners)
+	m := e.MediaTek
+	c.checkChips(v, "export.mediatek.socs", m.SoCs, "mediatek")
+	v.check(mtkPrec[m.Precision], "export.mediatek.precision", "%q is not one of A16W16, A16W8, A16W4, A8W8, A8W4", m.Precision)
+	v.check(m.MaxChunks > 0, "export.mediatek.max_chunks", "must be positive")
+	v.check(m.PromptTokens > 0, "export.mediatek.prompt_tokens", "must be positive")
+	v.check(m.CacheSize >= m.PromptTokens, "export.mediatek.cache_size", "%d is below prompt_tokens %d", m.CacheSize, m.PromptTokens)
+	v.check(m.Calibration != "", "export.mediatek.calibration", "is empty")
+	v.check(m.ResponseCap > 0, "export.mediatek.response_cap", "must be positive")
+	v.check(m.LongSamples >= 0, "export.mediatek.long_samples", "cannot be negative")
+	c.checkRunners(v, "export.mediatek.runners", m.Runners)
+	_, ok := c.Runner(e.Solve.Runner)
+	v.check(ok, "export.solve.runner", "no runner is named %q", e.Solve.Runner)
+	v.check(e.Solve.Damp > 0 && e.Solve.Damp < 1, "export.solve.damp", "%g is outside (0, 1)", e.Solve.Damp)
+}
+
+func (c *Config) checkRunners(v *validator, path string, names []string) {
+	v.check(len(names) > 0, path, "no runner is listed")
+	var prev int64
+	for i, n := range names {
+		p := fmt.Sprintf("%s.%d", path, i)
+		r, ok := c.Runner(n)
+		v.check(ok, p, "no runner is named %q", n)
+		v.check(!ok || r.RAMBytes >= prev, p, "runners must be listed smallest first: %s has less RAM than the one before", n)
+		prev = r.RAMBytes
+	}
+}
+
+func (c *Config) checkChips(v *validator, path string, socs []string, backend string) {
+	v.check(len(socs) > 0, path, "no chip is listed")
+	for i, s := range socs {
+		ch, ok := c.Chips[s]
+		p := fmt.Sprintf("%s.%d", path, i)
+		v.check(ok, p, "chip %q is not described under chips", s)
+		v.check(!ok || ch.Backend == backend, p, "chip %q is a %s chip, not %s", s, ch.Backend, backend)
+	}
+}
+
+func (c *Config) validateRunners(v *validator) {
+	names := map[string]bool{}
+	for i, r := range c.Runners {
+		p := fmt.Sprintf("runners.%d", i)
+		v.check(runnerLabel.MatchString(r.Name), p+".name", "%q is not a runner name", r.Name)
+		v.check(!names[r.Name], p+".name", "runner %q is defined twice", r.Name)
+		names[r.Name] = true
+		v.check(runnerLabel.MatchString(r.Label), p+".label", "%q is not a runner label", r.Label)
+		v.check(r.Arch == "arm64" || r.Arch == "x64", p+".arch", "%q is not arm64 or x64", r.Arch)
+		v.check(r.VCPU > 0, p+".vcpu", "must be positive")
+		v.check(r.RAMBytes > c.Export.HostReserveBytes, p+".ram_bytes", "%d does not exceed the host reserve", r.RAMBytes)
+		v.check(r.SwapGiB >= 0, p+".swap_gib", "cannot be negative")
+		v.check(r.DiskBytes > 0, p+".disk_bytes", "must be positive")
+	}
+	chips := make([]string, 0, len(c.Chips))
+	for name := range c.Chips {
+		chips = append(chips, name)
+	}
+	sort.Strings(chips)
+	for _, name := range chips {
+		ch := c.Chips[name]
+		p := "chips." + name
+		v.check(ch.Backend == "qnn" || ch.Backend == "mediatek", p+".backend", "%q is not qnn or mediatek", ch.Backend)
+		v.check(ch.Name != "", p+".name", "is empty")
+		v.check(ch.Backend != "mediatek" || ch.Platform != "", p+".platform", "a MediaTek chip needs its --platform (DX3, DX4)")
+	}
+}
