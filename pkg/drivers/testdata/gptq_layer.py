@@ -1,0 +1,79 @@
+"""A small linear with correlated inputs for exe-expo's GPTQ driver test, and its check.
+
+Written for exe-expo's driver tests (no third-party source copied). Two commands:
+
+  gptq_layer.py make DIR     weight.pt [ROWS, COLS] (bf16), activations.pt [TOKENS, COLS]
+                             with strongly correlated columns and column DEAD always zero,
+                             hessian.pt = X^T X in fp64
+  gptq_layer.py check DIR CODES
+                             checks every entry of CODES on its own (int8 codes in -8..7,
+                             positive bf16 scales of shape [ROWS, COLS/32], dead column
+                             coded 0) and prints the output errors ||X W^T - X W'^T||^2 of
+                             each solved linear and of round-to-nearest (clip 1.0, same
+                             grid) computed here independently.
+"""
+
+import json
+import sys
+
+import torch
+
+ROWS, COLS, TOKENS, DEAD, GROUP = 48, 256, 1024, 5, 32
+
+
+def make(out_dir):
+    g = torch.Generator().manual_seed(11)
+    latent = torch.randn(TOKENS, 16, generator=g)
+    mix = torch.randn(16, COLS, generator=g)
+    x = latent @ mix + 0.05 * torch.randn(TOKENS, COLS, generator=g)
+    x = x * torch.linspace(0.2, 3.0, COLS)  # uneven column scales, like real activations
+    x[:, DEAD] = 0
+    w = (torch.randn(ROWS, COLS, generator=g) * 0.05).to(torch.bfloat16)
+    torch.save(w, out_dir + "/weight.pt")
+    torch.save(x, out_dir + "/activations.pt")
+    torch.save(x.double().T @ x.double(), out_dir + "/hessian.pt")
+
+
+def rtn(w):
+    groups = w.reshape(ROWS, COLS // GROUP, GROUP)
+    s = (groups.abs().amax(dim=2) / 7.5).to(torch.bfloat16).double()
+    q = torch.clamp(torch.round(groups / s[:, :, None]), -8, 7)
+    return (q * s[:, :, None]).reshape(ROWS, COLS)
+
+
+def check(out_dir, codes_path):
+    w = torch.load(out_dir + "/weight.pt", weights_only=True).double()
+    x = torch.load(out_dir + "/activations.pt", weights_only=True).double()
+    codes = torch.load(codes_path, weights_only=True)
+    ref = x @ w.T
+    report = {"rtn": ((ref - x @ rtn(w).T) ** 2).sum().item(), "linears": {}}
+    for name, c in codes.items():
+        q, s = c["qdata"], c["scale"]
+        problems = []
+        if q.dtype != torch.int8 or tuple(q.shape) != (ROWS, COLS):
+            problems.append("qdata %s %s" % (q.dtype, list(q.shape)))
+        if s.dtype != torch.bfloat16 or tuple(s.shape) != (ROWS, COLS // GROUP):
+            problems.append("scale %s %s" % (s.dtype, list(s.shape)))
+        if q.min().item() < -8 or q.max().item() > 7:
+            problems.append("codes outside -8..7")
+        if not bool((s > 0).all()):
+            problems.append("non-positive scale")
+        if bool((q[:, DEAD] != 0).any()):
+            problems.append("dead column %d not zeroed" % DEAD)
+        deq = q.double() * s.double().repeat_interleave(GROUP, dim=1)
+        report["linears"][name] = {"error": ((ref - x @ deq.T) ** 2).sum().item(), "problems": problems,
+                                   "distinct_codes": int(q.unique().numel())}
+    print(json.dumps(report))
+
+
+def main():
+    if sys.argv[1] == "make":
+        make(sys.argv[2])
+    elif sys.argv[1] == "check":
+        check(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit("unknown command " + sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()
