@@ -1,0 +1,138 @@
+// Package family decides whether a Hugging Face model can be exported and to which
+// backends: its family (from the architecture), the app's naming rules, the size caps, and
+// per backend either nothing (supported) or the sentence that says why not.
+package family
+
+import (
+	"regexp"
+)
+
+// Backends in the order every plan, workflow and report lists them. ENN is listed so
+// that every plan says why nothing is exported to Samsung chips.
+var Backends = []string{"xnnpack", "vulkan", "qnn", "mediatek", "enn"}
+
+// BackendTitle is how a backend is named to people.
+var BackendTitle = map[string]string{
+	"xnnpack":  "XNNPACK (CPU)",
+	"vulkan":   "Vulkan (GPU)",
+	"qnn":      "Qualcomm QNN (HTP)",
+	"mediatek": "MediaTek NeuroPilot (APU)",
+	"enn":      "Samsung Exynos (ENN)",
+}
+
+// ennReason is the same for every model until ExecuTorch ships an LLM path for ENN.
+const ennReason = "waiting for an LLM path upstream: ExecuTorch 1.4.0 ships the Samsung ENN delegate with CNN examples only"
+
+// Family is one architecture family with everything that differs between families.
+type Family struct {
+	Key           string
+	Architectures []string
+	// AppTokens are the app family tokens a release of this family may carry in its name.
+	AppTokens []string
+	// NamePattern must match a release's name (catches later versions on the same class).
+	NamePattern *regexp.Regexp
+	// Unsupported maps a backend to why this family cannot go there.
+	Unsupported map[string]string
+	// ModelType is the config.json model_type the family's recipes expect.
+	ModelType string
+}
+
+// Families, in match order.
+var Families = []*Family{
+	{
+		Key: "qwen3", Architectures: []string{"Qwen3ForCausalLM"}, AppTokens: []string{"qwen3"},
+		NamePattern: regexp.MustCompile(`(?i)qwen3([^.\d]|$)`), ModelType: "qwen3",
+		Unsupported: map[string]string{},
+	},
+	{
+		Key: "lfm2", Architectures: []string{"Lfm2ForCausalLM"}, AppTokens: []string{"lfm25"},
+		NamePattern: regexp.MustCompile(`(?i)lfm2\.5([^.\d]|$)`), ModelType: "lfm2",
+		Unsupported: map[string]string{
+			"vulkan": "ExecuTorch 1.4.0's Vulkan delegate has no kernel for LFM2's short convolution (the runtime segfaults at the first prefill)",
+			"qnn":    "LFM2 is not in the Qualcomm LLM script's SUPPORTED_LLM_MODELS",
+		},
+	},
+	{
+		Key: "qwen2_5", Architectures: []string{"Qwen2ForCausalLM"}, AppTokens: []string{"qwen25"},
+		NamePattern: regexp.MustCompile(`(?i)qwen2\.5([^.\d]|$)`), ModelType: "qwen2",
+		Unsupported: map[string]string{
+			"mediatek": "the MediaTek runner's additive -100 attention mask leaks for Qwen2.5 (KL 0.013, 98% top-1 agreement with fp32), so it is not published",
+		},
+	},
+	{
+		Key: "llama", Architectures: []string{"LlamaForCausalLM"}, AppTokens: []string{"llama32", "smollm2"},
+		NamePattern: regexp.MustCompile(`(?i)llama-?3\.2([^.\d]|$)|smollm2(\D|$)`), ModelType: "llama",
+		Unsupported: map[string]string{},
+	},
+	{
+		Key: "gemma3", Architectures: []string{"Gemma3ForCausalLM"}, AppTokens: []string{"gemma3"},
+		NamePattern: regexp.MustCompile(`(?i)gemma-?3([^.\dn]|$)`), ModelType: "gemma3_text",
+		Unsupported: map[string]string{
+			"xnnpack":  "Gemma 3 is not in ExecuTorch 1.4.0 export_llm's model list",
+			"vulkan":   "Gemma 3 is not in ExecuTorch 1.4.0 export_llm's model list",
+			"mediatek": "the MediaTek scripts expect model_type gemma3, and the Hugging Face config says gemma3_text",
+		},
+	},
+	{
+		Key: "smollm3", Architectures: []string{"SmolLM3ForCausalLM"}, AppTokens: []string{"smollm3"},
+		NamePattern: regexp.MustCompile(`(?i)smollm3(\D|$)`), ModelType: "smollm3",
+		Unsupported: map[string]string{
+			"xnnpack":  "SmolLM3 is not in ExecuTorch 1.4.0 export_llm's model list",
+			"vulkan":   "SmolLM3 is not in ExecuTorch 1.4.0 export_llm's model list",
+			"mediatek": "the MediaTek scripts have no SmolLM3 model definition",
+		},
+	},
+}
+
+// ByArchitecture returns the family of the first architecture that has one.
+func ByArchitecture(archs []string) *Family {
+	for _, f := range Families {
+		for _, a := range archs {
+			for _, fa := range f.Architectures {
+				if a == fa {
+					return f
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// ByKey returns the family called key.
+func ByKey(key string) *Family {
+	for _, f := range Families {
+		if f.Key == key {
+			return f
+		}
+	}
+	return nil
+}
+
+// QNNDecoders is ExecuTorch 1.4.0's Qualcomm LLM registry: the source repos its script can
+// compile, and the --decoder_model key for each.
+var QNNDecoders = map[string]string{
+	"Qwen/Qwen3-0.6B":                     "qwen3-0_6b",
+	"Qwen/Qwen3-1.7B":                     "qwen3-1_7b",
+	"Qwen/Qwen2.5-0.5B":                   "qwen2_5-0_5b",
+	"Qwen/Qwen2.5-1.5B":                   "qwen2_5-1_5b",
+	"google/gemma-3-1b-it":                "gemma3-1b",
+	"HuggingFaceTB/SmolLM2-135M-Instruct": "smollm2_135m",
+	"HuggingFaceTB/SmolLM3-3B":            "smollm3-3b",
+	"meta-llama/Llama-3.2-1B-Instruct":    "llama3_2-1b_instruct",
+	"meta-llama/Llama-3.2-3B-Instruct":    "llama3_2-3b_instruct",
+}
+
+// QNNMetaCheckpoint lists the decoders that take Meta's original/ checkpoint files.
+var QNNMetaCheckpoint = map[string]bool{"llama3_2-1b_instruct": true, "llama3_2-3b_instruct": true}
+
+// QNNParams is the ExecuTorch params file (relative to the ExecuTorch tree) of each decoder
+// that does not take Meta's checkpoint.
+var QNNParams = map[string]string{
+	"qwen3-0_6b":   "examples/models/qwen3/config/0_6b_config.json",
+	"qwen3-1_7b":   "examples/models/qwen3/config/1_7b_config.json",
+	"qwen2_5-0_5b": "examples/models/qwen2_5/config/0_5b_config.json",
+	"qwen2_5-1_5b": "examples/models/qwen2_5/config/1_5b_config.json",
+	"gemma3-1b":    "examples/models/gemma3/config/1b_config.json",
+	"smollm2_135m": "examples/models/smollm2/135M_config.json",
+	"smollm3-3b":   "examples/models/smollm3/3b_config.json",
+}

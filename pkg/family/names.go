@@ -1,0 +1,148 @@
+package family
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Normalize lower-cases a name and keeps letters and digits only, so "Qwen2.5-1.5B" and
+// "qwen25_15b" compare equal.
+func Normalize(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// AppTokens are the app's family tokens, in the order the app matches them.
+var AppTokens = []string{"qwen35", "qwen3", "qwen25", "smollm2", "smollm3", "llama32", "phi4mini", "gemma3", "lfm25"}
+
+// appExcluded are substrings after which the app offers no chat template.
+var appExcluded = []string{"vl", "vision", "coder", "guard"}
+
+// AppFamily is the app's family token for an installed file name, "" when the app has no
+// chat template for it.
+func AppFamily(name string) string {
+	n := Normalize(name)
+	if strings.Contains(n, "lfm25vl") {
+		return "lfm25"
+	}
+	for _, x := range appExcluded {
+		if strings.Contains(n, x) {
+			return ""
+		}
+	}
+	for _, t := range AppTokens {
+		if strings.Contains(n, t) {
+			return t
+		}
+	}
+	return ""
+}
+
+// AppBackend is the backend the app infers from a repo name or path.
+func AppBackend(text string) string {
+	t := strings.ToLower(text)
+	switch {
+	case strings.Contains(t, "xnnpack"):
+		return "xnnpack"
+	case strings.Contains(t, "vulkan"):
+		return "vulkan"
+	case strings.Contains(t, "qnn"), strings.Contains(t, "qualcomm"), strings.Contains(t, "htp"):
+		return "qnn"
+	case strings.Contains(t, "neuropilot"), strings.Contains(t, "mediatek"), strings.Contains(t, "mtk"):
+		return "neuropilot"
+	case strings.Contains(t, "mlx"):
+		return "mlx"
+	}
+	return "unknown"
+}
+
+var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
+
+func sanitize(s string) string {
+	s = strings.Trim(unsafeChars.ReplaceAllString(s, "-"), "-.")
+	if s == "" {
+		return "model"
+	}
+	return s
+}
+
+// AppModelName is the name the app installs a file under: the repo name, plus the file
+// stem unless the stem is "model" (then its directory).
+func AppModelName(repoID, filePath string) string {
+	repo := repoID
+	if i := strings.LastIndex(repo, "/"); i >= 0 {
+		repo = repo[i+1:]
+	}
+	repo = sanitize(repo)
+	dir, file := "", filePath
+	if i := strings.LastIndex(filePath, "/"); i >= 0 {
+		dir, file = filePath[:i], filePath[i+1:]
+		if j := strings.LastIndex(dir, "/"); j >= 0 {
+			dir = dir[j+1:]
+		}
+	}
+	stem := strings.TrimSuffix(file, ".pte")
+	distinct := sanitize(stem)
+	if stem == "model" {
+		distinct = ""
+		if dir != "" {
+			distinct = sanitize(dir)
+		}
+	}
+	if distinct == "" {
+		return repo + ".pte"
+	}
+	return repo + "-" + distinct + ".pte"
+}
+
+// sizeHint matches "1.7B", "360M" not glued to other letters or digits (Go's regexp has no
+// look-behind, so the boundary is checked by hand).
+var sizeHint = regexp.MustCompile(`(?i)\d+(\.\d+)?[BM]`)
+
+// SizeHints lists the sizes written in a name, upper-cased ("1.7B", "360M").
+func SizeHints(name string) []string {
+	var out []string
+	for _, loc := range sizeHint.FindAllStringIndex(name, -1) {
+		if loc[0] > 0 && isWordByte(name[loc[0]-1], true) {
+			continue
+		}
+		if loc[1] < len(name) && isWordByte(name[loc[1]], false) {
+			continue
+		}
+		out = append(out, strings.ToUpper(name[loc[0]:loc[1]]))
+	}
+	return out
+}
+
+func isWordByte(c byte, dotToo bool) bool {
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || (dotToo && c == '.')
+}
+
+// NominalBillions converts a size hint to billions of parameters ("360M" → 0.36).
+func NominalBillions(hint string) float64 {
+	if hint == "" {
+		return 0
+	}
+	v, err := strconv.ParseFloat(hint[:len(hint)-1], 64)
+	if err != nil {
+		return 0
+	}
+	if strings.HasSuffix(hint, "M") {
+		return v / 1000
+	}
+	return v
+}
+
+// WindowLabel names a window in file names: 8192 → "8k", 512 → "512".
+func WindowLabel(window int) string {
+	if window%1024 == 0 {
+		return strconv.Itoa(window/1024) + "k"
+	}
+	return strconv.Itoa(window)
+}

@@ -1,0 +1,112 @@
+package model
+
+import (
+	"fmt"
+)
+
+// Arch is the set of numbers the sizing model needs, read once from config.json.
+type Arch struct {
+	Layers       int64
+	Heads        int64
+	KVHeads      int64
+	HeadDim      int64
+	Vocab        int64
+	Dim          int64
+	Intermediate int64
+	Tied         bool
+	// LayerTypes is the per-layer kind for hybrids ("conv", "full_attention"); nil when
+	// every layer attends.
+	LayerTypes []string
+}
+
+// ArchOf reads the architecture numbers, naming the first missing or malformed field.
+func ArchOf(c *Config) (Arch, error) {
+	var a Arch
+	var err error
+	need := func(key string) int64 {
+		if err != nil {
+			return 0
+		}
+		v, ok := c.Int(key)
+		if !ok || v <= 0 {
+			err = fmt.Errorf("config.json has no positive integer %q", key)
+		}
+		return v
+	}
+	a.Layers = need("num_hidden_layers")
+	a.Heads = need("num_attention_heads")
+	a.Dim = need("hidden_size")
+	a.Vocab = need("vocab_size")
+	a.Intermediate = need("intermediate_size")
+	if err != nil {
+		return a, err
+	}
+	a.KVHeads = a.Heads
+	if c.Has("num_key_value_heads") {
+		a.KVHeads = need("num_key_value_heads")
+	}
+	if c.Has("head_dim") {
+		a.HeadDim = need("head_dim")
+	} else {
+		if a.Dim%a.Heads != 0 {
+			return a, fmt.Errorf("config.json has no head_dim and hidden_size %d is not divisible by num_attention_heads %d", a.Dim, a.Heads)
+		}
+		a.HeadDim = a.Dim / a.Heads
+	}
+	if err != nil {
+		return a, err
+	}
+	a.Tied = true
+	for _, k := range []string{"tie_word_embeddings", "tie_embedding"} {
+		if v, ok := c.Bool(k); ok {
+			a.Tied = v
+			break
+		}
+	}
+	if types, ok := c.Strings("layer_types"); ok {
+		if int64(len(types)) != a.Layers {
+			return a, fmt.Errorf("config.json layer_types lists %d layers, num_hidden_layers is %d", len(types), a.Layers)
+		}
+		a.LayerTypes = types
+	}
+	return a, nil
+}
+
+// AttentionLayers counts the layers that attend (and so hold KV cache and a causal mask);
+// it is Layers for models without layer_types. LFM2.5-1.2B: 6 of 16.
+func (a Arch) AttentionLayers() int64 {
+	if a.LayerTypes == nil {
+		return a.Layers
+	}
+	var n int64
+	for _, t := range a.LayerTypes {
+		if t != "conv" {
+			n++
+		}
+	}
+	return n
+}
+
+// EmbeddingParams is vocab × dim.
+func (a Arch) EmbeddingParams() int64 { return a.Vocab * a.Dim }
+
+// LinearParams counts every linear the export quantizes, the output projection always as
+// its own linear whatever the checkpoint stores.
+func (a Arch) LinearParams() int64 {
+	q := a.Heads * a.HeadDim
+	kv := a.KVHeads * a.HeadDim
+	perLayer := a.Dim*q + 2*a.Dim*kv + q*a.Dim + 3*a.Dim*a.Intermediate
+	return a.Layers*perLayer + a.Vocab*a.Dim
+}
+
+// ComputedParams estimates the checkpoint's parameter count from the architecture, for
+// when no safetensors header is at hand: the linears (the head once), the embedding again
+// when the head is not tied to it, and the RMSNorm weights. Checkpoints that store a tied
+// head twice (Qwen3-0.6B) hold vocab × dim more than this.
+func (a Arch) ComputedParams() int64 {
+	n := a.LinearParams() + a.Layers*2*a.Dim + a.Dim
+	if !a.Tied {
+		n += a.EmbeddingParams()
+	}
+	return n
+}

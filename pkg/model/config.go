@@ -1,0 +1,191 @@
+// Package model turns a Hugging Face model repository (config.json and safetensors headers)
+// into the architecture numbers that eligibility and sizing need. It reads through Files, so
+// a local folder, the embedded snapshot and the Hub all go through the same code.
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Config is a decoded config.json. Top is the whole file; Text is `text_config` when the
+// file nests one (multimodal wrappers), else Top.
+type Config struct {
+	Top  map[string]any
+	Text map[string]any
+}
+
+// ParseConfig decodes config.json; name labels errors. Numbers keep their exact values.
+func ParseConfig(name string, data []byte) (*Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var top map[string]any
+	if err := dec.Decode(&top); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object: %w", name, err)
+	}
+	c := &Config{Top: top, Text: top}
+	if tc, ok := top["text_config"].(map[string]any); ok {
+		c.Text = tc
+	}
+	c.normalize()
+	return c, nil
+}
+
+// normalize fills what old LFM2 configs express differently: `full_attn_idxs` instead of
+// `layer_types`, `block_ff_dim` instead of `intermediate_size`.
+func (c *Config) normalize() {
+	if c.String("model_type") != "lfm2" {
+		return
+	}
+	if _, ok := c.Text["layer_types"]; !ok {
+		if idx, ok := c.Text["full_attn_idxs"].([]any); ok {
+			n, _ := c.Int("num_hidden_layers")
+			full := map[int64]bool{}
+			for _, v := range idx {
+				if i, ok := asInt(v); ok {
+					full[i] = true
+				}
+			}
+			types := make([]any, n)
+			for i := range types {
+				types[i] = "conv"
+				if full[int64(i)] {
+					types[i] = "full_attention"
+				}
+			}
+			c.Text["layer_types"] = types
+		}
+	}
+	if _, ok := c.Text["intermediate_size"]; !ok {
+		if v, ok := c.Text["block_ff_dim"]; ok {
+			c.Text["intermediate_size"] = v
+		}
+	}
+}
+
+// Has reports whether key is present and not null in the text config.
+func (c *Config) Has(key string) bool {
+	v, ok := c.Text[key]
+	return ok && v != nil
+}
+
+// String returns a string field of the text config, or of the top level.
+func (c *Config) String(key string) string {
+	if s, ok := c.Text[key].(string); ok {
+		return s
+	}
+	s, _ := c.Top[key].(string)
+	return s
+}
+
+// Int returns an integer field of the text config.
+func (c *Config) Int(key string) (int64, bool) { return asInt(c.Text[key]) }
+
+// Float returns a numeric field of the text config.
+func (c *Config) Float(key string) (float64, bool) {
+	switch v := c.Text[key].(type) {
+	case json.Number:
+		f, err := v.Float64()
+		return f, err == nil
+	case float64:
+		return v, true
+	}
+	return 0, false
+}
+
+// Bool returns a boolean field; absent reports ok=false.
+func (c *Config) Bool(key string) (val, ok bool) {
+	v, ok := c.Text[key].(bool)
+	return v, ok
+}
+
+// Map returns an object field (rope_scaling, rope_parameters), nil when absent or null.
+func (c *Config) Map(key string) map[string]any {
+	m, _ := c.Text[key].(map[string]any)
+	return m
+}
+
+// Architectures lists config.json's `architectures` (top level).
+func (c *Config) Architectures() []string {
+	var out []string
+	if l, ok := c.Top["architectures"].([]any); ok {
+		for _, v := range l {
+			if s, ok := v.(string); ok {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Strings returns a list-of-strings field (layer_types).
+func (c *Config) Strings(key string) ([]string, bool) {
+	l, ok := c.Text[key].([]any)
+	if !ok {
+		return nil, false
+	}
+	out := make([]string, 0, len(l))
+	for _, v := range l {
+		s, ok := v.(string)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, s)
+	}
+	return out, true
+}
+
+// Keys lists the text config's keys, sorted (for messages).
+func (c *Config) Keys() []string {
+	ks := make([]string, 0, len(c.Text))
+	for k := range c.Text {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func asInt(v any) (int64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return i, true
+		}
+		f, err := n.Float64()
+		if err == nil && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+			return int64(f), true
+		}
+	case float64:
+		if n == math.Trunc(n) {
+			return int64(n), true
+		}
+	case int:
+		return int64(n), true
+	case int64:
+		return n, true
+	}
+	return 0, false
+}
+
+// IDs reads a token id field that may be an int or a list of ints (eos_token_id).
+func IDs(v any) []int64 {
+	if i, ok := asInt(v); ok {
+		return []int64{i}
+	}
+	var out []int64
+	if l, ok := v.([]any); ok {
+		for _, x := range l {
+			if i, ok := asInt(x); ok {
+				out = append(out, i)
+			}
+		}
+	}
+	return out
+}
+
+// lower is strings.ToLower, kept short for the checks below.
+func lower(s string) string { return strings.ToLower(s) }
