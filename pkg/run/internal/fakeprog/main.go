@@ -1,0 +1,87 @@
+// Command fakeprog stands in for an export tool in pkg/run's tests. It runs a small script
+// given as arguments, one step each:
+//
+//	p:TEXT     print TEXT and a newline to stdout
+//	e:TEXT     print TEXT and a newline to stderr
+//	r:TEXT     write "\r" + TEXT to stderr without a newline (a progress bar redraw)
+//	n          write a newline to stderr (a progress bar closing)
+//	s:DUR      sleep DUR (time.ParseDuration)
+//	alloc:MIB  allocate MIB MiB and write to every page, so it is resident
+//	child:DUR  start a copy of itself sleeping DUR and print "child <pid>"
+//	env:KEY    print KEY=<value> or KEY unset
+//	x:CODE     exit with CODE
+//
+// Any other step exits 99, so a typo in a test fails loudly.
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var hold [][]byte
+
+func main() {
+	for _, step := range os.Args[1:] {
+		op, arg, _ := strings.Cut(step, ":")
+		if err := do(op, arg); err != nil {
+			fmt.Fprintf(os.Stderr, "fakeprog: %s: %v\n", step, err)
+			os.Exit(99)
+		}
+	}
+}
+
+func do(op, arg string) error {
+	switch op {
+	case "p":
+		fmt.Println(arg)
+	case "e":
+		fmt.Fprintln(os.Stderr, arg)
+	case "r":
+		fmt.Fprint(os.Stderr, "\r"+arg)
+	case "n":
+		fmt.Fprint(os.Stderr, "\n")
+	case "s":
+		d, err := time.ParseDuration(arg)
+		if err != nil {
+			return err
+		}
+		time.Sleep(d)
+	case "alloc":
+		mib, err := strconv.Atoi(arg)
+		if err != nil {
+			return err
+		}
+		b := make([]byte, mib<<20)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		hold = append(hold, b)
+		fmt.Printf("allocated %d MiB\n", mib)
+	case "child":
+		c := exec.Command(os.Args[0], "s:"+arg)
+		if err := c.Start(); err != nil {
+			return err
+		}
+		fmt.Printf("child %d\n", c.Process.Pid)
+	case "env":
+		if v, ok := os.LookupEnv(arg); ok {
+			fmt.Printf("%s=%s\n", arg, v)
+		} else {
+			fmt.Printf("%s unset\n", arg)
+		}
+	case "x":
+		code, err := strconv.Atoi(arg)
+		if err != nil {
+			return err
+		}
+		os.Exit(code)
+	default:
+		return fmt.Errorf("unknown step %q", op)
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package run
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// sysfs names the roots the sampler reads, so tests can point it at a fixture tree.
+type sysfs struct {
+	proc   string // normally /proc
+	cgroup string // normally /sys/fs/cgroup
+}
+
+var realFS = sysfs{proc: "/proc", cgroup: "/sys/fs/cgroup"}
+
+// meminfo holds the /proc/meminfo fields the sampler needs, in bytes.
+type meminfo struct {
+	memTotal, memAvailable, swapTotal, swapFree int64
+}
+
+// readMeminfo parses /proc/meminfo ("MemTotal:  24683548 kB").
+func (fs sysfs) readMeminfo() (meminfo, error) {
+	path := filepath.Join(fs.proc, "meminfo")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return meminfo{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	var m meminfo
+	fields := map[string]*int64{
+		"MemTotal:": &m.memTotal, "MemAvailable:": &m.memAvailable,
+		"SwapTotal:": &m.swapTotal, "SwapFree:": &m.swapFree,
+	}
+	found := 0
+	for line := range bytes.Lines(data) {
+		f := bytes.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		dst, ok := fields[string(f[0])]
+		if !ok {
+			continue
+		}
+		kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+		if err != nil {
+			return meminfo{}, fmt.Errorf("read %s: field %s: %w", path, f[0], err)
+		}
+		*dst = kb * 1024
+		found++
+	}
+	if m.memTotal == 0 {
+		return meminfo{}, fmt.Errorf("read %s: no MemTotal", path)
+	}
+	if found < len(fields) {
+		// Kernels before 3.14 have no MemAvailable; treat a missing field as unknown.
+		if m.memAvailable == 0 {
+			return meminfo{}, fmt.Errorf("read %s: no MemAvailable", path)
+		}
+	}
+	return m, nil
+}
+
+// cgroupSource is where the cgroup memory figure comes from, in the order the reference
+// system prefers: a kernel-kept peak, else sampled current usage (v2, then v1).
+type cgroupSource struct {
+	path string
+	kind string // "memory.peak", "memory.current" or "memory.usage_in_bytes"
+}
+
+// findCgroup picks the cgroup file to read: this process's own v2 cgroup first (a runner
+// service or container), then the v2 root, then the v1 memory controller.
+func (fs sysfs) findCgroup() (cgroupSource, bool) {
+	var dirs []string
+	if own := fs.ownCgroupV2(); own != "" {
+		dirs = append(dirs, filepath.Join(fs.cgroup, own))
+	}
+	dirs = append(dirs, fs.cgroup)
+	for _, kind := range []string{"memory.peak", "memory.current"} {
+		for _, d := range dirs {
+			p := filepath.Join(d, kind)
+			if _, err := readInt(p); err == nil {
+				return cgroupSource{path: p, kind: kind}, true
+			}
+		}
+	}
+	p := filepath.Join(fs.cgroup, "memory", "memory.usage_in_bytes")
+	if _, err := readInt(p); err == nil {
+		return cgroupSource{path: p, kind: "memory.usage_in_bytes"}, true
+	}
+	return cgroupSource{}, false
+}
+
+// ownCgroupV2 returns this process's v2 cgroup path ("0::/system.slice/x.service").
+func (fs sysfs) ownCgroupV2() string {
+	data, err := os.ReadFile(filepath.Join(fs.proc, "self", "cgroup"))
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(string(data)) {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok && p != "/" {
+			return p
+		}
+	}
+	return ""
+}
+
+func readInt(path string) (int64, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(string(data)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("read %s: %w", path, err)
+	}
+	return v, nil
+}
+
+// groupRSS sums the resident set of every process in process group pgid. It reads
+// /proc/<pid>/stat for the group and /proc/<pid>/statm for the resident pages, which is
+// the same figure as VmRSS in /proc/<pid>/status at a fraction of the parsing. Pages shared
+// between processes of the group count once per process, as VmRSS does.
+func (fs sysfs) groupRSS(pgid int, pageSize int64, buf []byte) (int64, []byte) {
+	dir, err := os.Open(fs.proc)
+	if err != nil {
+		return 0, buf
+	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return 0, buf
+	}
+	var total int64
+	for _, name := range names {
+		if name == "" || name[0] < '0' || name[0] > '9' {
+			continue
+		}
+		var ok bool
+		buf, ok = readInto(filepath.Join(fs.proc, name, "stat"), buf)
+		if !ok || statPgrp(buf) != pgid {
+			continue
+		}
+		buf, ok = readInto(filepath.Join(fs.proc, name, "statm"), buf)
+		if !ok {
+			continue
+		}
+		if f := bytes.Fields(buf); len(f) >= 2 {
+			if pages, err := strconv.ParseInt(string(f[1]), 10, 64); err == nil {
+				total += pages * pageSize
+			}
+		}
+	}
+	return total, buf
+}
+
+// statPgrp returns the process group from a /proc/<pid>/stat line. The command name is in
+// parentheses and may itself hold spaces or parentheses, so fields are counted after the
+// last ')': state, ppid, pgrp.
+func statPgrp(stat []byte) int {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return -1
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 3 {
+		return -1
+	}
+	pg, err := strconv.Atoi(string(f[2]))
+	if err != nil {
+		return -1
+	}
+	return pg
+}
+
+// readInto reads a small proc file into buf, reusing its storage between samples.
+func readInto(path string, buf []byte) ([]byte, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf, false
+	}
+	defer f.Close()
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil || n == 0 {
+			return buf, len(buf) > 0
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Result is what one tool run cost. Tool returns it also when the tool failed or timed
+// out, so that a failure report still has its memory and stage figures.
+type Result struct {
+	Tool string `json:"tool"`
+	// ExitStatus is the exit status (128 + signal when killed), -1 if it never started.
+	ExitStatus int `json:"exit_status"`
+	// StartedAt is when the process started, in TimeFormat.
+	StartedAt string `json:"started_at"`
+	// Seconds is the wall time from start to exit, rounded to 0.1.
+	Seconds float64 `json:"seconds"`
+	// MaxRSSBytes is ru_maxrss of the tool after exit (the largest resident set of the tool
+	// or any descendant it waited for), in bytes: the report's peak_rss_export_bytes when
+	// the tool is the export.
+	MaxRSSBytes int64 `json:"max_rss_bytes"`
+	// Memory is the sampler's view of the host during the run.
+	Memory Memory `json:"memory"`
+	// Timings says where the time went, by the Spec's stage rules.
+	Timings Timings `json:"timings"`
+	// Tail holds the last lines of output, oldest first.
+	Tail []string `json:"-"`
+}
+
+// Tool runs one tool as Spec describes, streaming its output, and waits for it. It returns
+// *ExitError when the tool fails, *TimeoutError when it runs past Spec.Timeout, and an error
+// wrapping ctx.Err() when ctx ends first; in those cases the whole process group is killed.
+// No process of the tool's group outlives Tool.
+func Tool(ctx context.Context, spec Spec) (Result, error) {
+	res := Result{Tool: spec.Name, ExitStatus: -1}
+	if err := spec.validate(); err != nil {
+		return res, err
+	}
+	path, err := lookPath(spec.Argv[0], spec.Env)
+	if err != nil {
+		return res, fmt.Errorf("run %s: %w", spec.Name, err)
+	}
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if spec.Timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, spec.Timeout)
+	}
+	defer cancel()
+
+	out := safeWriter{spec.output()}
+	frame := newFrame(spec, out)
+	frame.open()
+	defer frame.close()
+
+	sink := &lineSink{
+		out: out, secrets: spec.Secrets, tail: newTail(spec.tailLines()),
+		now: time.Now, progressEvery: spec.progressEvery(),
+	}
+	if !frame.grouped {
+		sink.prefix = spec.prefix()
+	}
+	cmd := command(runCtx, path, spec, sink)
+	start := time.Now()
+	sink.clock = newStageClock(spec.Stages, start)
+	if err := cmd.Start(); err != nil {
+		return res, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Argv[0], err)
+	}
+	res.StartedAt = start.UTC().Format(TimeFormat)
+	var sampler *Sampler
+	if spec.sampleEvery() > 0 {
+		sampler = StartSampler(spec.sampleEvery(), cmd.Process.Pid)
+	}
+	waitErr := cmd.Wait()
+	end := time.Now()
+	// Whatever the group left behind (a daemon, a worker) goes with the tool.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	sink.close()
+	if sampler != nil {
+		res.Memory = sampler.Stop()
+	}
+	res.Seconds = round(end.Sub(start).Seconds(), 1)
+	res.Timings = sink.clock.finish(end)
+	res.Tail = sink.tail.last()
+	res.MaxRSSBytes = maxRSS(cmd.ProcessState)
+	res.ExitStatus = exitStatus(cmd.ProcessState)
+	return res, classify(spec, ctx, runCtx, waitErr, res)
+}
+
+// command builds the exec.Cmd: own process group, explicit environment, stdout and stderr
+// merged into one pipe (so their lines keep their order), and a cancel that kills the group.
+func command(ctx context.Context, path string, spec Spec, sink io.Writer) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, path, spec.Argv[1:]...)
+	cmd.Args[0] = spec.Argv[0]
+	cmd.Dir = spec.Dir
+	cmd.Env = append([]string{}, spec.Env...)
+	cmd.Stdin = nil
+	cmd.Stdout = sink
+	cmd.Stderr = sink
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = pipeGrace
+	return cmd
+}
+
+// classify turns Wait's error into the package's typed errors.
+func classify(spec Spec, ctx, runCtx context.Context, waitErr error, res Result) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("run %s: stopped: %w", spec.Name, ctx.Err())
+	}
+	if runCtx.Err() != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		return &TimeoutError{Tool: spec.Name, Timeout: spec.Timeout, Tail: res.Tail}
+	}
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) {
+		e := &ExitError{Tool: spec.Name, Status: res.ExitStatus, Tail: res.Tail}
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			e.Signal = fmt.Sprintf("%d (%s)", int(ws.Signal()), ws.Signal())
+		}
+		return e
+	}
+	if waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		return fmt.Errorf("run %s: %w", spec.Name, waitErr)
+	}
+	return nil
+}
+
+func exitStatus(ps *os.ProcessState) int {
+	if ps == nil {
+		return -1
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+// maxRSS reads ru_maxrss, which Linux reports in KiB.
+func maxRSS(ps *os.ProcessState) int64 {
+	if ps == nil {
+		return 0
+	}
+	if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+		return ru.Maxrss * 1024
+	}
+	return 0
+}
+
+// lookPath resolves a bare command name against the tool's own PATH, so the tool runs the
+// python its environment names rather than whichever the caller's PATH finds first.
+func lookPath(name string, env []string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	pathVar, ok := envValue(env, "PATH")
+	if !ok {
+		pathVar = os.Getenv("PATH")
+	}
+	for _, dir := range filepath.SplitList(pathVar) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("command %q not found in PATH", name)
+}
+
+// frame writes what surrounds the tool's lines: the command line, and on Actions the group
+// and a stop-commands token so that nothing the tool prints is taken as a workflow command.
+type frame struct {
+	spec    Spec
+	out     io.Writer
+	gha     *githubactions.Action
+	grouped bool
+	token   string
+}
+
+func newFrame(spec Spec, out io.Writer) *frame {
+	f := &frame{spec: spec, out: out, grouped: spec.grouped()}
+	f.gha = githubactions.New(githubactions.WithWriter(out))
+	return f
+}
+
+func (f *frame) open() {
+	cmdline := "$ " + quoteArgv(f.spec.Argv)
+	if !f.grouped {
+		io.WriteString(f.out, f.spec.prefix()+cmdline+"\n")
+		return
+	}
+	for _, s := range f.spec.Secrets {
+		if s != "" {
+			f.gha.AddMask(s)
+		}
+	}
+	f.gha.Group(f.spec.Name)
+	io.WriteString(f.out, cmdline+"\n")
+	f.token = randomToken()
+	f.gha.IssueCommand(&githubactions.Command{Name: "stop-commands", Message: f.token})
+}
+
+func (f *frame) close() {
+	if !f.grouped {
+		return
+	}
+	if f.token != "" {
+		f.gha.IssueCommand(&githubactions.Command{Name: f.token})
+	}
+	f.gha.EndGroup()
+}
+
+func randomToken() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// quoteArgv renders argv for the log, quoting only the words a shell would split.
+func quoteArgv(argv []string) string {
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`|&;<>()*?[]{}#~") {
+			words[i] = strconv.Quote(a)
+		} else {
+			words[i] = a
+		}
+	}
+	return strings.Join(words, " ")
+}

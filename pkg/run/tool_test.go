@@ -1,0 +1,275 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func fake(steps ...string) []string { return append([]string{fakeprog}, steps...) }
+
+func numbered(n int) []string {
+	var steps []string
+	for i := 1; i <= n; i++ {
+		steps = append(steps, fmt.Sprintf("p:line %d", i))
+	}
+	return steps
+}
+
+func TestToolOutcomes(t *testing.T) {
+	t.Setenv("RUN_TEST_LEAK", "must-not-leak")
+	tests := []struct {
+		name    string
+		spec    Spec
+		check   func(t *testing.T, res Result, err error, out string)
+		maxTime time.Duration
+	}{
+		{
+			name: "prints lines and exits 0",
+			spec: Spec{Argv: fake("p:hello", "e:to stderr", "p:bye")},
+			check: func(t *testing.T, res Result, err error, out string) {
+				if err != nil {
+					t.Fatalf("err = %v", err)
+				}
+				if res.ExitStatus != 0 {
+					t.Errorf("ExitStatus = %d", res.ExitStatus)
+				}
+				want := "[fake] hello\n[fake] to stderr\n[fake] bye\n"
+				if !strings.HasSuffix(out, want) {
+					t.Errorf("output %q does not end with %q", out, want)
+				}
+				if got := strings.Join(res.Tail, "|"); got != "hello|to stderr|bye" {
+					t.Errorf("Tail = %q", got)
+				}
+			},
+		},
+		{
+			name: "exit 3 keeps the last 40 lines",
+			spec: Spec{Argv: fake(append(numbered(50), "x:3")...)},
+			check: func(t *testing.T, res Result, err error, out string) {
+				var ee *ExitError
+				if !errors.As(err, &ee) {
+					t.Fatalf("err = %v (%T), want *ExitError", err, err)
+				}
+				if ee.Status != 3 || res.ExitStatus != 3 || ee.Signal != "" {
+					t.Errorf("status = %d/%d signal %q", ee.Status, res.ExitStatus, ee.Signal)
+				}
+				if len(ee.Tail) != 40 || ee.Tail[0] != "line 11" || ee.Tail[39] != "line 50" {
+					t.Errorf("Tail = %d lines, %q..%q", len(ee.Tail), ee.Tail[0], ee.Tail[len(ee.Tail)-1])
+				}
+				msg := err.Error()
+				if !strings.HasPrefix(msg, "fake exited with status 3; last 40 lines:") ||
+					!strings.Contains(msg, "\n  line 50") || strings.Contains(msg, "line 10\n") {
+					t.Errorf("message = %q", msg)
+				}
+			},
+		},
+		{
+			name: "killed by a signal",
+			spec: Spec{Argv: []string{"/bin/sh", "-c", "echo dying; kill -9 $$"}},
+			check: func(t *testing.T, res Result, err error, out string) {
+				var ee *ExitError
+				if !errors.As(err, &ee) {
+					t.Fatalf("err = %v, want *ExitError", err)
+				}
+				if ee.Status != 137 || !strings.Contains(ee.Signal, "9") {
+					t.Errorf("status %d signal %q", ee.Status, ee.Signal)
+				}
+				if !strings.Contains(err.Error(), "killed by signal 9") || !strings.Contains(err.Error(), "dying") {
+					t.Errorf("message = %q", err)
+				}
+			},
+		},
+		{
+			name: "environment is only what the spec gives",
+			spec: Spec{Argv: fake("env:A", "env:RUN_TEST_LEAK"), Env: []string{"A=1"}},
+			check: func(t *testing.T, res Result, err error, out string) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(out, "[fake] A=1\n") || !strings.Contains(out, "[fake] RUN_TEST_LEAK unset\n") {
+					t.Errorf("output = %q", out)
+				}
+				if strings.Contains(out, "must-not-leak") {
+					t.Errorf("parent environment leaked: %q", out)
+				}
+			},
+		},
+		{
+			name: "secrets are masked in output and errors",
+			spec: Spec{
+				Argv: fake("env:HF_TOKEN", "x:2"), Env: []string{"HF_TOKEN=hf_sEcReT"},
+				Secrets: []string{"hf_sEcReT"},
+			},
+			check: func(t *testing.T, res Result, err error, out string) {
+				if err == nil || strings.Contains(err.Error(), "hf_sEcReT") || !strings.Contains(err.Error(), "HF_TOKEN=***") {
+					t.Errorf("err = %v", err)
+				}
+				if strings.Contains(out, "hf_sEcReT") || !strings.Contains(out, "[fake] HF_TOKEN=***\n") {
+					t.Errorf("output = %q", out)
+				}
+			},
+		},
+		{
+			name: "missing command",
+			spec: Spec{Argv: []string{"no-such-tool-exe-expo"}, Env: []string{"PATH=/nonexistent"}},
+			check: func(t *testing.T, res Result, err error, out string) {
+				if err == nil || !strings.Contains(err.Error(), `"no-such-tool-exe-expo" not found`) {
+					t.Errorf("err = %v", err)
+				}
+				if res.ExitStatus != -1 {
+					t.Errorf("ExitStatus = %d", res.ExitStatus)
+				}
+			},
+		},
+		{
+			name: "bare name found in the tool's PATH",
+			spec: Spec{Argv: []string{"sh", "-c", "echo via-path"}, Env: []string{"PATH=/usr/bin:/bin"}},
+			check: func(t *testing.T, res Result, err error, out string) {
+				if err != nil || !strings.Contains(out, "[fake] via-path\n") {
+					t.Errorf("err = %v, output %q", err, out)
+				}
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			spec := tc.spec
+			spec.Name, spec.Output, spec.Mode, spec.SampleEvery = "fake", &buf, LogPrefixed, -1
+			res, err := Tool(context.Background(), spec)
+			tc.check(t, res, err, buf.String())
+		})
+	}
+}
+
+func TestToolTimeoutKillsGroup(t *testing.T) {
+	var buf bytes.Buffer
+	start := time.Now()
+	res, err := Tool(context.Background(), Spec{
+		Name: "sleeper", Argv: fake("child:60s", "p:waiting", "s:60s"), Timeout: 700 * time.Millisecond,
+		Output: &buf, Mode: LogPrefixed, SampleEvery: -1,
+	})
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("Tool took %s for a 700ms timeout", took)
+	}
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("err = %v (%T), want *TimeoutError", err, err)
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		t.Errorf("timeout also reads as ExitError")
+	}
+	if te.Timeout != 700*time.Millisecond || !strings.Contains(err.Error(), "timed out after 700ms") ||
+		!strings.Contains(err.Error(), "waiting") {
+		t.Errorf("err = %v", err)
+	}
+	if res.ExitStatus != 137 {
+		t.Errorf("ExitStatus = %d, want 137 (SIGKILL)", res.ExitStatus)
+	}
+	pid := childPID(t, buf.String())
+	waitGone(t, pid)
+}
+
+func TestToolContextCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	var buf bytes.Buffer
+	_, err := Tool(ctx, Spec{
+		Name: "sleeper", Argv: fake("child:60s", "s:60s"), Output: &buf, Mode: LogPrefixed, SampleEvery: -1,
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		t.Errorf("cancel reads as timeout")
+	}
+	waitGone(t, childPID(t, buf.String()))
+}
+
+// TestToolReapsGroupAfterExit checks that a grandchild left running when the tool exits
+// does not outlive Tool (nor hold the log pipe open for long).
+func TestToolReapsGroupAfterExit(t *testing.T) {
+	var buf bytes.Buffer
+	start := time.Now()
+	_, err := Tool(context.Background(), Spec{
+		Name: "leaver", Argv: fake("child:60s", "p:done"), Output: &buf, Mode: LogPrefixed, SampleEvery: -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > pipeGrace+3*time.Second {
+		t.Errorf("Tool took %s", took)
+	}
+	waitGone(t, childPID(t, buf.String()))
+}
+
+func childPID(t *testing.T, out string) int {
+	t.Helper()
+	for line := range strings.Lines(out) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "[sleeper] child "); ok {
+			pid, err := strconv.Atoi(rest)
+			if err == nil {
+				return pid
+			}
+		}
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "[leaver] child "); ok {
+			pid, err := strconv.Atoi(rest)
+			if err == nil {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no child pid in output %q", out)
+	return 0
+}
+
+// waitGone waits until pid no longer runs: gone, or a zombie waiting for its reaper.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(pid, 0) != nil {
+			return
+		}
+		if stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 && bytes.HasPrefix(bytes.TrimSpace(stat[i+1:]), []byte("Z")) {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Kill(pid, syscall.SIGKILL)
+	t.Errorf("grandchild %d still running after the tool was done", pid)
+}
+
+func TestToolRejectsBadSpecs(t *testing.T) {
+	tests := []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"no name", Spec{Argv: []string{"true"}}, "no tool name"},
+		{"no argv", Spec{Name: "x"}, "has no command"},
+		{"bad env", Spec{Name: "x", Argv: []string{"true"}, Env: []string{"NOEQUALS"}}, "env entry 0 is not KEY=VALUE"},
+		{"bad rule", Spec{Name: "x", Argv: []string{"true"}, Stages: []StageRule{{Stage: "a"}}}, "stage rule 0: stage a has no Start"},
+		{"other reserved", Spec{Name: "x", Argv: []string{"true"}, Stages: []StageRule{{Stage: "other", AtStart: true}}}, "reserved"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Tool(context.Background(), tc.spec)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
