@@ -15,6 +15,7 @@ Error: {"error": message, "tensor": name or null} on stdout, exit status 1.
 
 import json
 import mmap
+import os
 import struct
 import sys
 
@@ -37,21 +38,28 @@ def read_header(f, path):
     return 8 + size, header
 
 
-def tensor_view(torch, mm, base, name, info, path):
+def check_span(name, info, path, data_size=None):
     dtype = info.get("dtype")
     if dtype not in DTYPES:
         raise PlanError("%s: tensor %s has dtype %s (want F32, F16 or BF16)" % (path, name, dtype), name)
-    torch_name, width = DTYPES[dtype]
     start, end = info["data_offsets"]
     count = 1
     for d in info["shape"]:
         count *= d
-    if end - start != count * width:
+    if end - start != count * DTYPES[dtype][1]:
         raise PlanError("%s: tensor %s spans %d bytes, shape %s needs %d"
-                        % (path, name, end - start, info["shape"], count * width), name)
+                        % (path, name, end - start, info["shape"], count * DTYPES[dtype][1]), name)
+    if data_size is not None and not 0 <= start <= end <= data_size:
+        raise PlanError("%s: tensor %s lies outside the file's %d data bytes" % (path, name, data_size), name)
+    return count
+
+
+def tensor_view(torch, mm, base, name, info, path):
+    torch_name = DTYPES[info["dtype"]][0]
+    count = check_span(name, info, path)
     if count == 0:
         return torch.empty(info["shape"], dtype=getattr(torch, torch_name))
-    flat = torch.frombuffer(mm, dtype=getattr(torch, torch_name), count=count, offset=base + start)
+    flat = torch.frombuffer(mm, dtype=getattr(torch, torch_name), count=count, offset=base + info["data_offsets"][0])
     return flat.view(info["shape"])
 
 
@@ -88,23 +96,48 @@ def put(out, target, t, source):
     out[target] = t
 
 
-def convert(plan):
-    import torch
+def rule_outputs(rule):
+    if rule.get("ignore"):
+        return 0
+    return len(rule["split"]) if "split" in rule else 1
 
-    out, seen, maps = {}, set(), []
+
+def preflight(plan):
+    """Check every shard header against the plan before torch is imported: a wrong plan or
+    an unexpected tensor fails in a fraction of a second, and nothing is written."""
+    headers, seen = [], set()
     for path in plan["shards"]:
-        f = open(path, "rb")
-        base, header = read_header(f, path)
-        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
-        maps.append((f, mm))
-        for name in sorted(header, key=lambda n: header[n]["data_offsets"][0]):
+        with open(path, "rb") as f:
+            base, header = read_header(f, path)
+            data_size = os.fstat(f.fileno()).st_size - base
+        for name, info in header.items():
             if name in seen:
                 raise PlanError("tensor %s appears in more than one shard" % name, name)
             seen.add(name)
-            apply(torch, plan, name, tensor_view(torch, mm, base, name, header[name], path), out)
+            if name not in plan["tensors"]:
+                raise PlanError("tensor %s is not in the conversion plan" % name, name)
+            check_span(name, info, path, data_size)
+        headers.append((path, base, header))
     missing = sorted(set(plan["tensors"]) - seen)
     if missing:
         raise PlanError("planned tensor %s is in no shard" % missing[0], missing[0])
+    total = sum(rule_outputs(r) for r in plan["tensors"].values()) + (1 if plan.get("tie") else 0)
+    if total != plan["expect_tensors"]:
+        raise PlanError("the plan makes %d tensors, it expects %d" % (total, plan["expect_tensors"]))
+    return headers
+
+
+def convert(plan):
+    headers = preflight(plan)
+    import torch
+
+    out, maps = {}, []
+    for path, base, header in headers:
+        f = open(path, "rb")
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+        maps.append((f, mm))
+        for name in sorted(header, key=lambda n: header[n]["data_offsets"][0]):
+            apply(torch, plan, name, tensor_view(torch, mm, base, name, header[name], path), out)
     tie = plan.get("tie")
     if tie:
         if tie["to"] in out:

@@ -190,6 +190,9 @@ func decodeChain(t table) (Chain, error) {
 }
 
 func decodeInstruction(t table) (Instruction, error) {
+	if err := t.f.charge(instructionCost); err != nil {
+		return Instruction{}, err
+	}
 	tag, err := t.u8(0)
 	if err != nil {
 		return Instruction{}, err

@@ -2,7 +2,13 @@ package pte
 
 import "fmt"
 
+// Decoded sizes charged to the budget, roughly the Go structs' sizes.
+const valueCost, tensorCost, instructionCost = 128, 112, 64
+
 func decodeValue(t table) (Value, error) {
+	if err := t.f.charge(valueCost); err != nil {
+		return Value{}, err
+	}
 	tag, err := t.u8(0)
 	if err != nil {
 		return Value{}, err
@@ -66,6 +72,9 @@ const (
 )
 
 func decodeTensor(t table) (*Tensor, error) {
+	if err := t.f.charge(tensorCost); err != nil {
+		return nil, err
+	}
 	ten := &Tensor{}
 	st, err := t.u8(tenScalarType)
 	if err != nil {

@@ -21,7 +21,7 @@ type fbuf struct {
 // newFbuf returns a reader whose decoding budget grows with the buffer: honest programs
 // decode to a few times their size, sharing tricks run out of budget.
 func newFbuf(b []byte) *fbuf {
-	return &fbuf{b: b, budget: 32*int64(len(b)) + 1<<20}
+	return &fbuf{b: b, budget: 24*int64(len(b)) + 1<<20}
 }
 
 func (f *fbuf) charge(n int64) error {

@@ -122,13 +122,16 @@ func (c *stageClock) closeOpen(now time.Time) {
 	c.open = ""
 }
 
-// line applies every rule that matches, in rule order.
+// line applies every rule that matches, in rule order. A line that ends a stage never
+// reopens it ("B done" ends "B" even though it starts with B).
 func (c *stageClock) line(now time.Time, s string) {
+	closed := ""
 	for _, r := range c.rules {
 		if r.End != nil && c.open == r.Stage && r.End.MatchString(s) {
 			c.closeOpen(now)
+			closed = r.Stage
 		}
-		if r.Start != nil && r.Start.MatchString(s) {
+		if r.Start != nil && r.Stage != closed && r.Start.MatchString(s) {
 			c.openStage(r.Stage, now)
 		}
 		if r.Duration != nil {

@@ -1,0 +1,68 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
+)
+
+// Hub is what opening a model needs from the Hub client: the repo's metadata at a revision
+// (sha, pipeline tag, access) and its files for range reads.
+type Hub interface {
+	Source(ctx context.Context, id, revision string) (*model.Source, model.Files, error)
+}
+
+// ErrUnreachable marks a Hub that could not be reached at all (no network, DNS, refused),
+// as opposed to one that answered with an error. Hub adapters wrap it.
+var ErrUnreachable = errors.New("the Hugging Face Hub could not be reached")
+
+// Open finds MODEL: a local folder holding config.json, else a Hub id read from the Hub, or
+// from the embedded snapshot when the Hub cannot be reached (or hub is nil). The source's
+// Origin says which, and Offline reports the snapshot case.
+func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source, offline bool, err error) {
+	if st, err := os.Stat(ref); err == nil && st.IsDir() {
+		if _, err := os.Stat(filepath.Join(ref, "config.json")); err != nil {
+			return nil, false, fmt.Errorf("%s is a folder without config.json; give a model folder or a Hub id (org/name)", ref)
+		}
+		abs, _ := filepath.Abs(ref)
+		src := &model.Source{ID: filepath.Base(abs), Origin: "local folder " + abs}
+		if err := model.Load(ctx, src, model.Dir(ref)); err != nil {
+			return nil, false, err
+		}
+		return src, false, nil
+	}
+	if !model.ValidID(ref) {
+		return nil, false, fmt.Errorf("%q is neither a local model folder nor a Hugging Face model id (org/name)", ref)
+	}
+	why := "no Hub client"
+	if hub != nil {
+		src, files, err := hub.Source(ctx, ref, revision)
+		switch {
+		case err == nil:
+			if src.AccessError == "" {
+				if err := model.Load(ctx, src, files); err != nil {
+					return nil, false, err
+				}
+			}
+			return src, false, nil
+		case errors.Is(err, ErrUnreachable):
+			why = err.Error()
+		default:
+			return nil, false, err
+		}
+	}
+	files, ferr := snapshot.Files(ref)
+	if ferr != nil {
+		return nil, true, fmt.Errorf("%s; and %w", why, ferr)
+	}
+	src = &model.Source{ID: ref, Revision: revision, Origin: fmt.Sprintf("embedded snapshot %s (offline: %s)", snapshot.Name, why)}
+	if err := model.Load(ctx, src, files); err != nil {
+		return nil, true, err
+	}
+	return src, true, nil
+}

@@ -1,0 +1,134 @@
+// Package plan answers, for one model and before any runner time is spent, what `plan`
+// prints: the verdict with its reasons, and per backend and window the sizes, the phone fit,
+// the host need and the runner that can build it (or why none can).
+package plan
+
+import (
+	"sort"
+
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/sizing"
+)
+
+// Plan is the whole answer for one model.
+type Plan struct {
+	Model    string          `json:"model"`
+	Revision string          `json:"revision,omitempty"`
+	Origin   string          `json:"origin"`
+	Offline  bool            `json:"offline"`
+	Verdict  *family.Verdict `json:"verdict"`
+	Params   *model.Params   `json:"params,omitempty"`
+	Arch     *ArchSummary    `json:"architecture,omitempty"`
+	// ArchError says why no table could be computed.
+	ArchError string        `json:"architecture_error,omitempty"`
+	Backends  []BackendPlan `json:"backends"`
+}
+
+// ArchSummary is the architecture numbers sizing used.
+type ArchSummary struct {
+	Layers          int64 `json:"layers"`
+	AttentionLayers int64 `json:"attention_layers"`
+	Heads           int64 `json:"heads"`
+	KVHeads         int64 `json:"kv_heads"`
+	HeadDim         int64 `json:"head_dim"`
+	Dim             int64 `json:"dim"`
+	Intermediate    int64 `json:"intermediate"`
+	Vocab           int64 `json:"vocab"`
+	Tied            bool  `json:"tied_embeddings"`
+	HFRope          bool  `json:"hf_rope"`
+}
+
+// BackendPlan is one backend: supported with a table, or the reason it is not.
+type BackendPlan struct {
+	Backend string `json:"backend"`
+	Title   string `json:"title"`
+	OK      bool   `json:"ok"`
+	Reason  string `json:"reason,omitempty"`
+	Recipe  string `json:"recipe,omitempty"`
+	// Targets are the chips (QNN, MediaTek); every window is built for each.
+	Targets []string `json:"targets,omitempty"`
+	Rows    []Row    `json:"windows,omitempty"`
+}
+
+// Row is one window of one backend.
+type Row struct {
+	Window          int    `json:"window"`
+	Label           string `json:"label"`
+	KVBytesPerToken int64  `json:"kv_cache_bytes_per_token"`
+	KVCacheBytes    int64  `json:"kv_cache_bytes"`
+	PTEBytes        int64  `json:"pte_bytes_estimate"`
+	// Chunks are the MediaTek chunk sizes, EmbeddingBytes its fp32 table (in PTEBytes).
+	Chunks         []int64 `json:"chunk_bytes,omitempty"`
+	EmbeddingBytes int64   `json:"embedding_bytes,omitempty"`
+	ResidentBytes  int64   `json:"device_resident_bytes"`
+	FitsPhone      bool    `json:"fits_phone_budget"`
+	HostNeedBytes  int64   `json:"host_need_bytes"`
+	DiskNeedBytes  int64   `json:"disk_need_bytes"`
+	Runner         string  `json:"runner,omitempty"`
+	RunnerTier     string  `json:"runner_tier,omitempty"`
+	SwapGiB        int     `json:"swap_gib"`
+	UsesSwap       bool    `json:"uses_swap"`
+	Skip           string  `json:"skip,omitempty"`
+}
+
+// Build computes the plan of a loaded source. only, when set, limits the backends shown.
+func Build(cfg *config.Config, src *model.Source, only string) *Plan {
+	v := family.Evaluate(cfg, src)
+	p := &Plan{Model: src.ID, Revision: src.Revision, Origin: src.Origin, Verdict: v, Params: src.Params}
+	fam := family.ByKey(v.Family)
+	var sm *sizing.Model
+	if src.Config != nil && fam != nil {
+		a, err := model.ArchOf(src.Config)
+		if err != nil {
+			p.ArchError = err.Error()
+		} else if src.Params != nil {
+			sm = &sizing.Model{Arch: a, HFRope: hfRope(fam, src.Config), Params: src.Params.Total}
+			p.Arch = summarize(sm)
+		}
+	}
+	for _, bv := range v.Backends {
+		if only != "" && bv.Backend != only {
+			continue
+		}
+		bp := BackendPlan{Backend: bv.Backend, Title: family.BackendTitle[bv.Backend], OK: bv.OK, Reason: bv.Reason}
+		if bv.OK && sm != nil {
+			fillBackend(cfg, src, fam, sm, &bp)
+		}
+		p.Backends = append(p.Backends, bp)
+	}
+	return p
+}
+
+func hfRope(fam *family.Family, c *model.Config) bool {
+	if lp, err := family.XNNPACKPlan(fam, c); err == nil {
+		return lp.HFRope
+	}
+	return fam.Key != "llama"
+}
+
+func summarize(m *sizing.Model) *ArchSummary {
+	a := m.Arch
+	return &ArchSummary{
+		Layers: a.Layers, AttentionLayers: a.AttentionLayers(), Heads: a.Heads, KVHeads: a.KVHeads,
+		HeadDim: a.HeadDim, Dim: a.Dim, Intermediate: a.Intermediate, Vocab: a.Vocab, Tied: a.Tied, HFRope: m.HFRope,
+	}
+}
+
+// Windows lists a backend's windows, ascending: the context tiers, plus MediaTek's default
+// cache size.
+func Windows(cfg *config.Config, backend string) []int {
+	ws := append([]int(nil), cfg.Export.ContextTiers...)
+	if backend == "mediatek" {
+		ws = append(ws, cfg.Export.MediaTek.CacheSize)
+	}
+	sort.Ints(ws)
+	out := ws[:0]
+	for i, w := range ws {
+		if i == 0 || w != ws[i-1] {
+			out = append(out, w)
+		}
+	}
+	return out
+}

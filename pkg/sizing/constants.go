@@ -1,0 +1,76 @@
+// Package sizing predicts, before any runner time is spent, what each window of a model
+// costs: the KV cache, the .pte size per backend recipe, the phone's resident memory, the
+// export's host memory and disk, and the runner tier that can build it. Every constant is
+// here with where it comes from; docs/benchmarks.md compares the estimates with every
+// measured export.
+package sizing
+
+// Bytes per parameter and fixed overheads of the export_llm recipes (reference sizing
+// model, section 3.2 of the reference system).
+const (
+	FP32Bytes = 4
+	// Linear8da4w is a 4-bit weight plus a bf16 scale per group of 32.
+	Linear8da4w = 0.5 + 2.0/32
+	LinearFP32  = 4.0
+	// EmbeddingInt8 is the int8 per-channel embedding table.
+	EmbeddingInt8 = 1.0
+	// RopeBytesHF is what the RoPE tables add to the file per token and head_dim for models
+	// that keep Hugging Face's rotate-half layout (Qwen3 0.6B: 2k → 16k grew exactly
+	// 16 × 128 bytes per token). RopeBytesMeta is half of it for Meta's interleaved layout
+	// (SmolLM2-360M fp32: 1.50 GB at 2k and 16k, 1.51 GB at 32k), see docs/research/sizing.md.
+	RopeBytesHF        = 16
+	RopeBytesMeta      = 8
+	PTEOverheadFactor  = 1.01
+	ExportPeakWeights  = 1.0
+	ExportFixedBytes   = 2_500_000_000
+	HostPeakHeadroom   = 1.7
+	VulkanMaskCopies   = 2.6
+	VulkanNeedMargin   = 1.1
+	DefaultHostReserve = 1_000_000_000
+)
+
+// Vulkan packs 4-bit weights with an fp32 scale and zero point per group of 32 (0.75 B per
+// linear parameter) and grows with the window by about 0.7 × head_dim per attention layer
+// per token besides the RoPE tables; fitted to the published Vulkan files (Qwen3-4B,
+// SmolLM2-360M, Qwen3-0.6B), see docs/research/sizing.md.
+const (
+	VulkanLinear8da4w       = 0.5 + 8.0/32
+	VulkanWindowPerLayerDim = 0.7
+)
+
+// QNN (16-bit activations, 4-bit block weights, hybrid prefill + decode graphs): fitted to
+// Qwen3-0.6B at 2k and 4k on SM8750 (664,296,448 and 686,009,344 B), the only published
+// measurements; the window term is 3 × head_dim per layer per token.
+const (
+	QNNBytesPerParam        = 0.8545
+	QNNWindowPerLayerDim    = 3
+	QNNFloorBytes           = 24 << 30
+	QNNHostBytesPerParam    = 20
+	QNNWindowScale          = 16384
+	QNNDiskFixedBytes       = 30_000_000_000 // QAIRT SDK, build folders
+	NPUKVBytesPerElement    = 2              // the NPU KV caches are 16-bit
+	ExportDiskMarginBytes   = 10_000_000_000 // toolchain, virtualenv, logs
+	SourceBytesPerParam     = 2              // bf16/fp16 checkpoints
+	CheckpointBytesPerParam = 2              // the converted checkpoint keeps the source dtype
+)
+
+// MediaTek (examples/mediatek) sizing, reference section 3.5.
+const (
+	MTKCalibrationOverhead   = 3.8
+	MTKWeightBytesPerParam   = 6
+	MTKStreamingCacheCopies  = 4
+	MTKStreamingWeightBytes  = 10
+	MTKLoweringBytesPerParam = 16
+	MTKRunnerHeadroom        = 0.85
+	MTKDiskMarginBytes       = 26 << 30
+	// MTKAlpacaPrompts is the number of non-empty lines of ExecuTorch's alpaca.txt.
+	MTKAlpacaPrompts = 9
+	// MTKChunkOverheadW4/W8 are the bytes per layer parameter a chunk holds beyond the
+	// weights themselves (scales, quantization parameters, graph): fitted to Qwen3-0.6B
+	// A16W4 (86,052,736 B chunks) and Qwen3-4B A16W8 (1.10 GB chunks).
+	MTKChunkOverheadW4 = 0.28
+	MTKChunkOverheadW8 = 0.21
+	// MTKRopeBytes is the per-chunk RoPE table growth per token and head_dim (fp16 cos/sin
+	// for prompt and generation graphs).
+	MTKRopeBytes = 8
+)
