@@ -1,0 +1,91 @@
+// Drives the official @huggingface/hub client against a hubtest server.
+// Usage: node driver.mjs '<json command>'; prints one JSON result on stdout.
+// Commands (all take hubUrl, token, repo):
+//   {"mode":"conformance","files":[{"path":"in/repo","local":"/abs/file"}]}
+//       create the repo (twice: the second must be a 409), upload the files in one commit,
+//       list them, check existence, read model info and the listing, download each back.
+//   {"mode":"download","paths":["a","b"]}   download files and report sha256 and size.
+//   {"mode":"upload","files":[...]}          upload only (the benchmark), report seconds.
+import { createHash } from "node:crypto";
+import { pathToFileURL } from "node:url";
+import {
+  createRepo, uploadFiles, listFiles, downloadFile, fileExists, modelInfo, listModels,
+} from "@huggingface/hub";
+
+const cmd = JSON.parse(process.argv[2]);
+const auth = { accessToken: cmd.token, hubUrl: cmd.hubUrl };
+const repo = { type: "model", name: cmd.repo };
+
+async function sha256Of(blob) {
+  const h = createHash("sha256");
+  const reader = blob.stream().getReader();
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    h.update(value);
+  }
+  return { sha256: h.digest("hex"), size };
+}
+
+async function upload(files) {
+  const t0 = process.hrtime.bigint();
+  const out = await uploadFiles({
+    ...auth, repo,
+    files: files.map((f) => ({ path: f.path, content: pathToFileURL(f.local) })),
+    commitTitle: "upload from @huggingface/hub",
+  });
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  return { commit: out.commit.oid, seconds };
+}
+
+async function download(paths) {
+  const files = [];
+  for (const path of paths) {
+    const blob = await downloadFile({ ...auth, repo, path });
+    if (!blob) throw new Error(`downloadFile(${path}) returned null`);
+    files.push({ path, ...(await sha256Of(blob)) });
+  }
+  return files;
+}
+
+async function conformance() {
+  const result = {};
+  await createRepo({ ...auth, repo });
+  try {
+    await createRepo({ ...auth, repo });
+    result.secondCreate = 200;
+  } catch (e) {
+    result.secondCreate = e.statusCode;
+  }
+  result.upload = await upload(cmd.files);
+  result.list = [];
+  for await (const f of listFiles({ ...auth, repo, recursive: true })) {
+    result.list.push({ path: f.path, type: f.type, size: f.size, lfs: f.lfs ? f.lfs.oid : null });
+  }
+  result.exists = await fileExists({ ...auth, repo, path: cmd.files[0].path });
+  result.missingExists = await fileExists({ ...auth, repo, path: "no/such/file" });
+  const info = await modelInfo({ ...auth, name: cmd.repo, additionalFields: ["sha", "siblings"] });
+  result.info = { name: info.name, sha: info.sha, siblings: (info.siblings || []).map((s) => s.rfilename) };
+  result.listed = [];
+  for await (const m of listModels({ ...auth, search: { owner: cmd.repo.split("/")[0] } })) {
+    result.listed.push(m.name);
+  }
+  result.downloads = await download(cmd.files.map((f) => f.path));
+  return result;
+}
+
+const modes = {
+  conformance,
+  download: () => download(cmd.paths),
+  upload: () => upload(cmd.files),
+};
+
+try {
+  const out = await modes[cmd.mode]();
+  process.stdout.write(JSON.stringify(out) + "\n");
+} catch (e) {
+  process.stderr.write(`driver: ${e.stack || e}\n`);
+  process.exit(1);
+}
