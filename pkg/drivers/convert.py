@@ -19,6 +19,7 @@ import os
 import struct
 import sys
 
+MAX_HEADER = 100 << 20  # the safetensors format's own limit
 DTYPES = {"F32": ("float32", 4), "F16": ("float16", 2), "BF16": ("bfloat16", 2)}
 
 
@@ -33,6 +34,8 @@ def read_header(f, path):
     if len(raw) != 8:
         raise PlanError("%s: shorter than a safetensors header" % path)
     (size,) = struct.unpack("<Q", raw)
+    if size > MAX_HEADER:
+        raise PlanError("%s: header of %d bytes, more than safetensors allows" % (path, size))
     header = json.loads(f.read(size).decode("utf-8"))
     header.pop("__metadata__", None)
     return 8 + size, header

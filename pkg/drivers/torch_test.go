@@ -4,23 +4,140 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
+	"sync"
 	"testing"
 )
 
-// These tests run the real drivers with torch (Debian's python3-torch at /usr/bin/python3):
-// a tiny random HF model per family is written as real safetensors, planned in Go,
-// converted by convert.py, and run both ways in testdata/tiny_models.py.
+// TestTorchDrivers runs the real drivers with torch (Debian's python3-torch at
+// /usr/bin/python3). testdata/tiny_models.py writes a tiny random HF model per family as
+// real safetensors and a small linear with correlated inputs; Go plans each conversion and
+// the GPTQ solve, the drivers run in parallel, and one python process then checks every
+// output: the converted model run with ExecuTorch's conventions must match the HF model
+// run with HF's, and the codes must beat round-to-nearest. A torch start-up costs seconds
+// here, so the fixtures and the checks each take one process.
+func TestTorchDrivers(t *testing.T) {
+	py := torchPython(t)
+	root := t.TempDir()
+	script := filepath.Join("testdata", "tiny_models.py")
+	pyJSON(t, py, nil, script, "make-all", root)
 
-type tinyFacts struct {
-	Layers  int  `json:"layers"`
-	Heads   int  `json:"heads"`
-	KVHeads int  `json:"kv_heads"`
-	Tied    bool `json:"tied"`
+	jobs := torchJobs(t, root)
+	var mu sync.Mutex
+	checks := map[string][]string{}
+	results := map[string]any{}
+	t.Run("run", func(t *testing.T) {
+		for _, j := range jobs {
+			t.Run(j.name, func(t *testing.T) {
+				t.Parallel()
+				check, res, err := j.run(py)
+				if err != nil {
+					t.Fatal(err)
+				}
+				mu.Lock()
+				checks[j.name], results[j.name] = check, res
+				mu.Unlock()
+			})
+		}
+	})
+	if t.Failed() {
+		return
+	}
+	jobFile := filepath.Join(root, "jobs.json")
+	b, _ := json.Marshal(checks)
+	if err := os.WriteFile(jobFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var reports map[string]json.RawMessage
+	pyJSON(t, py, &reports, script, "check-all", jobFile)
+	for _, j := range jobs {
+		t.Run("check/"+j.name, func(t *testing.T) { j.verify(t, results[j.name], reports[j.name]) })
+	}
+}
+
+type torchJob struct {
+	name   string
+	run    func(py string) (check []string, result any, err error)
+	verify func(t *testing.T, result any, report json.RawMessage)
+}
+
+func torchJobs(t *testing.T, root string) []torchJob {
+	var jobs []torchJob
+	for _, tc := range []struct {
+		family string
+		dtypes map[string]int
+		shards int
+	}{
+		{"llama", map[string]int{"float16": 21}, 1},
+		{"qwen2_5", map[string]int{"bfloat16": 27}, 1},
+		{"qwen3", map[string]int{"bfloat16": 25}, 2},
+		{"lfm2", map[string]int{"float32": 24}, 1},
+	} {
+		plan, tied := tinyPlan(t, root, tc.family, "consolidated.pth")
+		if len(plan.Shards) != tc.shards {
+			t.Errorf("%s: %d shards, want %d", tc.family, len(plan.Shards), tc.shards)
+		}
+		jobs = append(jobs, convertJob(tc.family, tc.family, plan, func(t *testing.T, res ConvertResult, rep checkReport) {
+			if res.Tensors != plan.ExpectTensors || res.TiedEmbeddings != tied || fmt.Sprint(res.Dtypes) != fmt.Sprint(tc.dtypes) {
+				t.Errorf("result %+v, want %d tensors, tied %v, dtypes %v", res, plan.ExpectTensors, tied, tc.dtypes)
+			}
+			if !rep.Allclose || rep.CheckpointTensors != plan.ExpectTensors || rep.MaxAbs < 0.1 {
+				t.Fatalf("HF and ExecuTorch layouts disagree (or logits too small to tell): %+v", rep)
+			}
+			t.Logf("max |logit| %.3g, max diff %.3g", rep.MaxAbs, rep.MaxAbsDiff)
+		}))
+	}
+	// The check must notice a conversion that forgets the un-permute, or splits wrongly.
+	noPermute, _ := tinyPlan(t, root, "llama", "no-unpermute.pth")
+	for k, r := range noPermute.Tensors {
+		r.Unpermute = 0
+		noPermute.Tensors[k] = r
+	}
+	badSplit, _ := tinyPlan(t, root, "lfm2", "bad-split.pth")
+	s := badSplit.Tensors["model.layers.0.conv.in_proj.weight"].Split
+	s[0], s[1] = s[1], s[0] // B and C swapped
+	for name, p := range map[string]Convert{"llama-no-unpermute": noPermute, "lfm2-bad-split": badSplit} {
+		family := map[string]string{"llama-no-unpermute": "llama", "lfm2-bad-split": "lfm2"}[name]
+		jobs = append(jobs, convertJob(name, family, p, func(t *testing.T, _ ConvertResult, rep checkReport) {
+			if rep.Allclose || rep.MaxAbsDiff < 1e-3 {
+				t.Fatalf("a spoiled plan passed the check: %+v", rep)
+			}
+		}))
+	}
+	return append(jobs, gptqJob(root))
+}
+
+// tinyPlan plans the conversion of root/<family> into a checkpoint named out.
+func tinyPlan(t *testing.T, root, family, out string) (Convert, bool) {
+	t.Helper()
+	dir := filepath.Join(root, family)
+	var facts struct {
+		Layers  int  `json:"layers"`
+		Heads   int  `json:"heads"`
+		KVHeads int  `json:"kv_heads"`
+		Tied    bool `json:"tied"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "facts.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &facts)
+	}
+	if err != nil {
+		t.Fatalf("facts of %s: %v", family, err)
+	}
+	shards, err := ShardFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := PlanConvert(Arch{Family: family, Layers: facts.Layers, Heads: facts.Heads, KVHeads: facts.KVHeads,
+		TiedEmbeddings: facts.Tied, Tensors: headerNames(t, shards)}, shards, filepath.Join(dir, "checkpoint", out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, facts.Tied
 }
 
 type checkReport struct {
@@ -30,6 +147,85 @@ type checkReport struct {
 	PerLayer          []float64 `json:"per_layer"`
 	CheckpointTensors int       `json:"checkpoint_tensors"`
 }
+
+func convertJob(name, family string, plan Convert, verify func(*testing.T, ConvertResult, checkReport)) torchJob {
+	return torchJob{
+		name: name,
+		run: func(py string) ([]string, any, error) {
+			res, err := Runner{Python: py}.Convert(context.Background(), plan)
+			return []string{"model", family, filepath.Dir(filepath.Dir(plan.Output)), plan.Output}, res, err
+		},
+		verify: func(t *testing.T, result any, raw json.RawMessage) {
+			var rep checkReport
+			if err := json.Unmarshal(raw, &rep); err != nil {
+				t.Fatalf("report %s: %v", raw, err)
+			}
+			verify(t, result.(ConvertResult), rep)
+		},
+	}
+}
+
+// gptqJob solves the same layer twice: from activations (fake-quantised per token) and
+// from the exact Hessian X^T X, whose error the check recomputes independently.
+func gptqJob(root string) torchJob {
+	dir := filepath.Join(root, "gptq")
+	out := filepath.Join(dir, "codes.pt")
+	plan := NewGPTQ(out, []Linear{
+		{Name: "from_activations", Weight: filepath.Join(dir, "weight.pt"), Activations: filepath.Join(dir, "activations.pt")},
+		{Name: "from_hessian", Weight: filepath.Join(dir, "weight.pt"), Hessian: filepath.Join(dir, "hessian.pt")},
+	})
+	return torchJob{
+		name: "gptq",
+		run: func(py string) ([]string, any, error) {
+			res, err := Runner{Python: py}.GPTQ(context.Background(), plan)
+			return []string{"gptq", dir, out}, res, err
+		},
+		verify: func(t *testing.T, result any, raw json.RawMessage) {
+			verifyGPTQ(t, result.(GPTQResult), raw)
+		},
+	}
+}
+
+func verifyGPTQ(t *testing.T, res GPTQResult, raw json.RawMessage) {
+	var rep struct {
+		RTN     float64 `json:"rtn"`
+		Linears map[string]struct {
+			Error         float64  `json:"error"`
+			Problems      []string `json:"problems"`
+			DistinctCodes int      `json:"distinct_codes"`
+		} `json:"linears"`
+	}
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatalf("report %s: %v", raw, err)
+	}
+	if len(res.Linears) != 2 || len(rep.Linears) != 2 {
+		t.Fatalf("solved %d linears, codes hold %d; want 2", len(res.Linears), len(rep.Linears))
+	}
+	for _, st := range res.Linears {
+		got := rep.Linears[st.Name]
+		if len(got.Problems) > 0 {
+			t.Errorf("%s: %v", st.Name, got.Problems)
+		}
+		if st.DeadColumns != 1 || st.Rows != 48 || st.Cols != 256 || got.DistinctCodes < 12 {
+			t.Errorf("%s: stats %+v, %d distinct codes", st.Name, st, got.DistinctCodes)
+		}
+		if !(st.ErrorGPTQ < 0.8*st.ErrorRTN) {
+			t.Errorf("%s: driver says GPTQ %.4g vs RTN %.4g; want GPTQ well below", st.Name, st.ErrorGPTQ, st.ErrorRTN)
+		}
+		if !(got.Error < 0.8*rep.RTN) {
+			t.Errorf("%s: ||XW'-XW||² GPTQ %.4g vs RTN %.4g (checked independently)", st.Name, got.Error, rep.RTN)
+		}
+		t.Logf("%s: output error GPTQ %.4g, RTN %.4g (%.1f%% less), %.2fs", st.Name, got.Error, rep.RTN,
+			100*(1-got.Error/rep.RTN), st.Seconds)
+	}
+	exact := res.Linears[1]
+	if exact.Name != "from_hessian" || !near(exact.ErrorGPTQ, rep.Linears["from_hessian"].Error) || !near(exact.ErrorRTN, rep.RTN) {
+		t.Errorf("driver's errors %.6g / %.6g differ from the check's %.6g / %.6g",
+			exact.ErrorGPTQ, exact.ErrorRTN, rep.Linears["from_hessian"].Error, rep.RTN)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(math.Abs(a), math.Abs(b)) }
 
 // headerNames reads the tensor names of safetensors files from their headers.
 func headerNames(t *testing.T, shards []string) []string {
@@ -41,16 +237,17 @@ func headerNames(t *testing.T, shards []string) []string {
 			t.Fatal(err)
 		}
 		var n uint64
-		if err := binary.Read(f, binary.LittleEndian, &n); err != nil {
-			t.Fatal(err)
-		}
+		err = binary.Read(f, binary.LittleEndian, &n)
 		raw := make([]byte, n)
-		if _, err := f.Read(raw); err != nil {
-			t.Fatal(err)
+		if err == nil {
+			_, err = f.ReadAt(raw, 8)
 		}
 		f.Close()
 		var h map[string]json.RawMessage
-		if err := json.Unmarshal(raw, &h); err != nil {
+		if err == nil {
+			err = json.Unmarshal(raw, &h)
+		}
+		if err != nil {
 			t.Fatalf("header of %s: %v", s, err)
 		}
 		for k := range h {
@@ -61,160 +258,4 @@ func headerNames(t *testing.T, shards []string) []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// tinyModel writes a tiny model of family and returns its folder and conversion plan.
-func tinyModel(t *testing.T, py, family string, extra ...string) (string, Convert, tinyFacts) {
-	t.Helper()
-	dir := t.TempDir()
-	pyJSON(t, py, nil, append([]string{filepath.Join("testdata", "tiny_models.py"), "make", family, dir}, extra...)...)
-	var facts tinyFacts
-	b, err := os.ReadFile(filepath.Join(dir, "facts.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &facts); err != nil {
-		t.Fatal(err)
-	}
-	shards, err := ShardFiles(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names := headerNames(t, shards)
-	for _, e := range extra {
-		if e != "--extra" { // the plan does not know the extra tensor: the driver must refuse it
-			names = remove(names, e)
-		}
-	}
-	plan, err := PlanConvert(Arch{Family: family, Layers: facts.Layers, Heads: facts.Heads, KVHeads: facts.KVHeads,
-		TiedEmbeddings: facts.Tied, Tensors: names}, shards, filepath.Join(dir, "checkpoint", "consolidated.pth"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir, plan, facts
-}
-
-func remove(names []string, drop string) []string {
-	var out []string
-	for _, n := range names {
-		if n != drop {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-func TestConvertNumerical(t *testing.T) {
-	py := torchPython(t)
-	cases := []struct {
-		family string
-		dtypes map[string]int
-		shards int
-	}{
-		{"llama", map[string]int{"float16": 21}, 1},
-		{"qwen2_5", map[string]int{"bfloat16": 27}, 1},
-		{"qwen3", map[string]int{"bfloat16": 25}, 2},
-		{"lfm2", map[string]int{"float32": 24}, 1},
-	}
-	for _, tc := range cases {
-		t.Run(tc.family, func(t *testing.T) {
-			dir, plan, facts := tinyModel(t, py, tc.family)
-			if len(plan.Shards) != tc.shards {
-				t.Errorf("%d shards, want %d", len(plan.Shards), tc.shards)
-			}
-			res, err := Runner{Python: py}.Convert(context.Background(), plan)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.Tensors != plan.ExpectTensors || res.TiedEmbeddings != facts.Tied {
-				t.Errorf("result %+v, want %d tensors, tied %v", res, plan.ExpectTensors, facts.Tied)
-			}
-			if len(res.Dtypes) != len(tc.dtypes) || res.Dtypes[firstKey(tc.dtypes)] != tc.dtypes[firstKey(tc.dtypes)] {
-				t.Errorf("dtypes %v, want %v", res.Dtypes, tc.dtypes)
-			}
-			var rep checkReport
-			pyJSON(t, py, &rep, filepath.Join("testdata", "tiny_models.py"), "check", tc.family, dir, plan.Output)
-			if !rep.Allclose || rep.CheckpointTensors != plan.ExpectTensors {
-				t.Fatalf("HF and ExecuTorch layouts disagree: %+v", rep)
-			}
-			if rep.MaxAbs < 0.1 {
-				t.Fatalf("logits too small to tell layouts apart: %+v", rep)
-			}
-			t.Logf("%s: max |logit| %.3g, max diff %.3g", tc.family, rep.MaxAbs, rep.MaxAbsDiff)
-		})
-	}
-}
-
-func firstKey(m map[string]int) string {
-	for k := range m {
-		return k
-	}
-	return ""
-}
-
-// The numerical check must notice a conversion that forgets the un-permute, or the split.
-func TestConvertNumericalCatchesWrongPlans(t *testing.T) {
-	py := torchPython(t)
-	cases := []struct {
-		family string
-		spoil  func(c *Convert)
-	}{
-		{"llama", func(c *Convert) {
-			for k, r := range c.Tensors {
-				r.Unpermute = 0
-				c.Tensors[k] = r
-			}
-		}},
-		{"lfm2", func(c *Convert) {
-			r := c.Tensors["model.layers.0.conv.in_proj.weight"]
-			r.Split[0], r.Split[1] = r.Split[1], r.Split[0] // B and C swapped
-		}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.family, func(t *testing.T) {
-			dir, plan, _ := tinyModel(t, py, tc.family)
-			tc.spoil(&plan)
-			if _, err := (Runner{Python: py}).Convert(context.Background(), plan); err != nil {
-				t.Fatal(err)
-			}
-			var rep checkReport
-			pyJSON(t, py, &rep, filepath.Join("testdata", "tiny_models.py"), "check", tc.family, dir, plan.Output)
-			if rep.Allclose || rep.MaxAbsDiff < 1e-3 {
-				t.Fatalf("a spoiled plan passed the check: %+v", rep)
-			}
-		})
-	}
-}
-
-func TestConvertRefusals(t *testing.T) {
-	py := torchPython(t)
-	const extra = "model.layers.0.self_attn.q_proj.lora_A.weight"
-	t.Run("unknown tensor", func(t *testing.T) {
-		_, plan, _ := tinyModel(t, py, "qwen3", "--extra", extra)
-		_, err := Runner{Python: py}.Convert(context.Background(), plan)
-		var de *Error
-		if !errors.As(err, &de) || de.Subject != extra || de.Status != 1 || !strings.Contains(de.Message, "not in the conversion plan") {
-			t.Fatalf("error %v, want a driver error naming %s", err, extra)
-		}
-		if _, statErr := os.Stat(plan.Output); statErr == nil {
-			t.Errorf("checkpoint written despite the error")
-		}
-	})
-	t.Run("count", func(t *testing.T) {
-		_, plan, _ := tinyModel(t, py, "llama")
-		plan.ExpectTensors++
-		_, err := Runner{Python: py}.Convert(context.Background(), plan)
-		if err == nil || !strings.Contains(err.Error(), "the plan expects 22") {
-			t.Fatalf("error %v, want a count mismatch", err)
-		}
-	})
-	t.Run("planned tensor missing", func(t *testing.T) {
-		_, plan, _ := tinyModel(t, py, "qwen2_5")
-		plan.Tensors["model.layers.9.mlp.up_proj.weight"] = Rule{To: "x"}
-		_, err := Runner{Python: py}.Convert(context.Background(), plan)
-		var de *Error
-		if !errors.As(err, &de) || de.Subject != "model.layers.9.mlp.up_proj.weight" {
-			t.Fatalf("error %v, want one naming the missing tensor", err)
-		}
-	})
 }

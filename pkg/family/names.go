@@ -83,9 +83,6 @@ func AppModelName(repoID, filePath string) string {
 	dir, file := "", filePath
 	if i := strings.LastIndex(filePath, "/"); i >= 0 {
 		dir, file = filePath[:i], filePath[i+1:]
-		if j := strings.LastIndex(dir, "/"); j >= 0 {
-			dir = dir[j+1:]
-		}
 	}
 	stem := strings.TrimSuffix(file, ".pte")
 	distinct := sanitize(stem)

@@ -183,46 +183,14 @@ func lfm2Plan(c *model.Config, a model.Arch, scaling map[string]any, plan *LLMPl
 	if v, _ := c.Bool("conv_bias"); v {
 		return refuse("conv_bias is set, and export_llm's LFM2 short convolution has no bias")
 	}
-	hidden, err := LFM2HiddenDim(c)
-	if err != nil {
-		return err
-	}
 	plan.ModelClass, plan.Converter, plan.HFRope = "lfm2_5_1_2b", "lfm2", true
 	p := plan.Params
-	p["hidden_dim"] = hidden
+	p["hidden_dim"] = a.FFNDim
 	delete(p, "head_dim")
 	types := make([]string, len(a.LayerTypes))
 	copy(types, a.LayerTypes)
 	setAll(p, "use_scaled_rope", false, "use_hf_rope", true, "use_qk_norm", true, "qk_norm_before_rope", true, "layer_types", types)
 	return nil
-}
-
-// LFM2HiddenDim is the feed-forward width LFM2 really builds: with block_auto_adjust_ff_dim
-// the configured width is cut to 2/3, scaled, and rounded up to block_multiple_of.
-// LFM2.5-1.2B: 12,288 → 8,192.
-func LFM2HiddenDim(c *model.Config) (int64, error) {
-	inter, ok := c.Int("intermediate_size")
-	if !ok {
-		return 0, refuse("LFM2 config has neither intermediate_size nor block_ff_dim")
-	}
-	if auto, _ := c.Bool("block_auto_adjust_ff_dim"); !auto {
-		return inter, nil
-	}
-	ff := inter
-	if v, ok := c.Int("block_ff_dim"); ok {
-		ff = v
-	}
-	ff = int64(2 * float64(ff) / 3)
-	mult := 1.0
-	if v, ok := c.Float("block_ffn_dim_multiplier"); ok {
-		mult = v
-	}
-	ff = int64(mult * float64(ff))
-	m := int64(256)
-	if v, ok := c.Int("block_multiple_of"); ok && v > 0 {
-		m = v
-	}
-	return m * ((ff + m - 1) / m), nil
 }
 
 // MTKPlan is how ExecuTorch's examples/mediatek scripts take a family.

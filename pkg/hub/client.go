@@ -117,11 +117,16 @@ func stripAuthOnHostChange(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// stopOnHostChange follows only same-host (renamed repo) redirects, so that a HEAD sees
-// the Hub's X-Linked-* headers rather than the CDN's.
+// stopOnHostChange follows only relative redirects (a renamed repo), like the Python
+// client, so that a HEAD sees the Hub's X-Linked-* headers rather than the CDN's.
 func stopOnHostChange(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 || req.URL.Host != via[0].URL.Host {
 		return http.ErrUseLastResponse
+	}
+	if req.Response != nil {
+		if loc, err := url.Parse(req.Response.Header.Get("Location")); err != nil || loc.IsAbs() || loc.Host != "" {
+			return http.ErrUseLastResponse
+		}
 	}
 	return nil
 }

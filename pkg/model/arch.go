@@ -13,7 +13,10 @@ type Arch struct {
 	Vocab        int64
 	Dim          int64
 	Intermediate int64
-	Tied         bool
+	// FFNDim is the feed-forward width the model really builds: Intermediate, except for
+	// LFM2's block_auto_adjust_ff_dim rule (LFM2.5-1.2B: 12,288 configured, 8,192 built).
+	FFNDim int64
+	Tied   bool
 	// LayerTypes is the per-layer kind for hybrids ("conv", "full_attention"); nil when
 	// every layer attends.
 	LayerTypes []string
@@ -56,6 +59,10 @@ func ArchOf(c *Config) (Arch, error) {
 	if err != nil {
 		return a, err
 	}
+	a.FFNDim = a.Intermediate
+	if c.String("model_type") == "lfm2" {
+		a.FFNDim = lfm2FFNDim(c, a.Intermediate)
+	}
 	a.Tied = true
 	for _, k := range []string{"tie_word_embeddings", "tie_embedding"} {
 		if v, ok := c.Bool(k); ok {
@@ -91,12 +98,40 @@ func (a Arch) AttentionLayers() int64 {
 func (a Arch) EmbeddingParams() int64 { return a.Vocab * a.Dim }
 
 // LinearParams counts every linear the export quantizes, the output projection always as
-// its own linear whatever the checkpoint stores.
+// its own linear whatever the checkpoint stores. An attention layer holds q, k, v and o; a
+// short-convolution layer (LFM2) its in_proj (dim → 3·dim) and out_proj instead; every
+// layer a gated feed-forward of three matrices.
 func (a Arch) LinearParams() int64 {
 	q := a.Heads * a.HeadDim
 	kv := a.KVHeads * a.HeadDim
-	perLayer := a.Dim*q + 2*a.Dim*kv + q*a.Dim + 3*a.Dim*a.Intermediate
-	return a.Layers*perLayer + a.Vocab*a.Dim
+	attn := a.Dim*q + 2*a.Dim*kv + q*a.Dim
+	conv := 4 * a.Dim * a.Dim
+	ffn := 3 * a.Dim * a.FFNDim
+	nAttn := a.AttentionLayers()
+	return nAttn*attn + (a.Layers-nAttn)*conv + a.Layers*ffn + a.Vocab*a.Dim
+}
+
+// lfm2FFNDim applies LFM2's block_auto_adjust_ff_dim: two thirds of block_ff_dim, times
+// block_ffn_dim_multiplier, rounded up to block_multiple_of.
+func lfm2FFNDim(c *Config, inter int64) int64 {
+	if auto, _ := c.Bool("block_auto_adjust_ff_dim"); !auto {
+		return inter
+	}
+	ff := inter
+	if v, ok := c.Int("block_ff_dim"); ok {
+		ff = v
+	}
+	ff = int64(2 * float64(ff) / 3)
+	mult := 1.0
+	if v, ok := c.Float("block_ffn_dim_multiplier"); ok {
+		mult = v
+	}
+	ff = int64(mult * float64(ff))
+	m := int64(256)
+	if v, ok := c.Int("block_multiple_of"); ok && v > 0 {
+		m = v
+	}
+	return m * ((ff + m - 1) / m)
 }
 
 // ComputedParams estimates the checkpoint's parameter count from the architecture, for

@@ -3,6 +3,7 @@ package pte_test
 import (
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
@@ -24,6 +25,8 @@ func FuzzOpen(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		tm := time.AfterFunc(3*time.Second, func() { panic("SLOW") })
+		defer tm.Stop()
 		p, err := openBytes(b)
 		if err != nil {
 			return

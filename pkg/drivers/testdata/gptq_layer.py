@@ -42,11 +42,15 @@ def rtn(w):
 
 
 def check(out_dir, codes_path):
+    print(json.dumps(report(out_dir, codes_path)))
+
+
+def report(out_dir, codes_path):
     w = torch.load(out_dir + "/weight.pt", weights_only=True).double()
     x = torch.load(out_dir + "/activations.pt", weights_only=True).double()
     codes = torch.load(codes_path, weights_only=True)
     ref = x @ w.T
-    report = {"rtn": ((ref - x @ rtn(w).T) ** 2).sum().item(), "linears": {}}
+    rep = {"rtn": ((ref - x @ rtn(w).T) ** 2).sum().item(), "linears": {}}
     for name, c in codes.items():
         q, s = c["qdata"], c["scale"]
         problems = []
@@ -61,9 +65,9 @@ def check(out_dir, codes_path):
         if bool((q[:, DEAD] != 0).any()):
             problems.append("dead column %d not zeroed" % DEAD)
         deq = q.double() * s.double().repeat_interleave(GROUP, dim=1)
-        report["linears"][name] = {"error": ((ref - x @ deq.T) ** 2).sum().item(), "problems": problems,
+        rep["linears"][name] = {"error": ((ref - x @ deq.T) ** 2).sum().item(), "problems": problems,
                                    "distinct_codes": int(q.unique().numel())}
-    print(json.dumps(report))
+    return rep
 
 
 def main():

@@ -6,6 +6,12 @@ Written for exe-expo's driver tests (no third-party source copied). Two commands
       writes DIR/model.safetensors (or two shards and model.safetensors.index.json) in the
       real safetensors format, built here with struct and json, and DIR/facts.json
       {layers, heads, kv_heads, tied}.
+  tiny_models.py make-all DIR
+      every family into DIR/<family>, and gptq_layer.py's layer into DIR/gptq: one torch
+      start-up instead of five.
+  tiny_models.py check-all JOBS.json
+      JOBS is {name: ["model", FAMILY, DIR, CHECKPOINT] | ["gptq", DIR, CODES]}; prints
+      {name: report} with the reports below.
   tiny_models.py check FAMILY DIR CHECKPOINT
       runs the whole tiny model twice: from the HF tensors with HF's conventions
       (rotate_half RoPE, fused LFM2 in_proj), and from the converted checkpoint with
@@ -285,6 +291,10 @@ def load_hf(out_dir):
 
 
 def check(family, out_dir, checkpoint):
+    print(json.dumps(compare(family, out_dir, checkpoint)))
+
+
+def compare(family, out_dir, checkpoint):
     hf = {k: v.double() for k, v in load_hf(out_dir).items()}
     et = torch.load(checkpoint, map_location="cpu", weights_only=True)
     et = {k: v.double() for k, v in et.items()}
@@ -292,18 +302,46 @@ def check(family, out_dir, checkpoint):
     want, want_layers = hf_forward(hf, family, tokens)
     got, got_layers = et_forward(et, family, tokens)
     diff = (want - got).abs().max().item()
-    print(json.dumps({
+    return {
         "max_abs_diff": diff, "max_abs": want.abs().max().item(),
         "allclose": bool(torch.allclose(want, got, rtol=1e-9, atol=1e-9)),
         "per_layer": [(a - b).abs().max().item() for a, b in zip(want_layers, got_layers)],
-        "checkpoint_tensors": len(et)}))
+        "checkpoint_tensors": len(et)}
+
+
+def make_all(root):
+    import os
+    import gptq_layer
+    for family in FAMILIES:
+        os.makedirs(os.path.join(root, family))
+        make(family, os.path.join(root, family), None)
+    os.makedirs(os.path.join(root, "gptq"))
+    gptq_layer.make(os.path.join(root, "gptq"))
+
+
+def check_all(jobs_path):
+    import gptq_layer
+    with open(jobs_path) as f:
+        jobs = json.load(f)
+    out = {}
+    for name, job in sorted(jobs.items()):
+        if job[0] == "model":
+            out[name] = compare(*job[1:])
+        else:
+            out[name] = gptq_layer.report(*job[1:])
+    print(json.dumps(out))
 
 
 def main():
-    cmd, family, out_dir = sys.argv[1], sys.argv[2], sys.argv[3]
+    cmd, family = sys.argv[1], sys.argv[2]
+    out_dir = sys.argv[3] if len(sys.argv) > 3 else None
     if cmd == "make":
         extra = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--extra" else None
         make(family, out_dir, extra)
+    elif cmd == "make-all":
+        make_all(family)
+    elif cmd == "check-all":
+        check_all(family)
     elif cmd == "check":
         check(family, out_dir, sys.argv[4])
     else:

@@ -1,0 +1,105 @@
+package drivers
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type fakeTensor struct {
+	name, dtype string
+	bytes       int
+}
+
+// writeSafetensors writes a real safetensors file of zeros; truncate drops data bytes from
+// the end. Enough for convert.py's preflight, which runs before torch is imported.
+func writeSafetensors(t *testing.T, path string, tensors []fakeTensor, truncate int) {
+	t.Helper()
+	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
+	off := 0
+	for _, ft := range tensors {
+		width := map[string]int{"F32": 4, "BF16": 2, "F16": 2, "I64": 8}[ft.dtype]
+		header[ft.name] = map[string]any{"dtype": ft.dtype, "shape": []int{ft.bytes / width}, "data_offsets": []int{off, off + ft.bytes}}
+		off += ft.bytes
+	}
+	raw, err := json.Marshal(header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := binary.LittleEndian.AppendUint64(nil, uint64(len(raw)))
+	buf = append(append(buf, raw...), make([]byte, off-truncate)...)
+	if err := os.WriteFile(path, buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// convert.py must refuse a checkpoint that does not match its plan, naming the tensor,
+// before it imports torch: these cases run with any python3.
+func TestConvertRefusals(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	needTool(t, err)
+	names := hfNames("qwen3", 1, true, nil)
+	const extra = "model.layers.0.self_attn.q_proj.lora_A.weight"
+	cases := []struct {
+		name     string
+		tensors  []string
+		dtype    func(name string) string
+		truncate int
+		spoil    func(c *Convert)
+		subject  string
+		message  string
+	}{
+		{name: "unknown tensor", tensors: append(append([]string{}, names...), extra), subject: extra, message: "not in the conversion plan"},
+		{name: "planned tensor missing", spoil: func(c *Convert) { c.Tensors["model.layers.0.mlp.extra.weight"] = Rule{To: "x"} },
+			subject: "model.layers.0.mlp.extra.weight", message: "is in no shard"},
+		{name: "count", spoil: func(c *Convert) { c.ExpectTensors++ }, message: "the plan makes 14 tensors, it expects 15"},
+		{name: "dtype", dtype: func(n string) string {
+			if n == "model.norm.weight" {
+				return "I64"
+			}
+			return "F32"
+		}, subject: "model.norm.weight", message: "has dtype I64"},
+		{name: "truncated", truncate: 4, message: "lies outside the file"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			files := tc.tensors
+			if files == nil {
+				files = names
+			}
+			var fts []fakeTensor
+			for _, n := range files {
+				dt := "F32"
+				if tc.dtype != nil {
+					dt = tc.dtype(n)
+				}
+				fts = append(fts, fakeTensor{n, dt, 16})
+			}
+			shard := filepath.Join(dir, "model.safetensors")
+			writeSafetensors(t, shard, fts, tc.truncate)
+			plan, err := PlanConvert(Arch{Family: "qwen3", Layers: 1, Heads: 2, KVHeads: 1, Tensors: names}, []string{shard},
+				filepath.Join(dir, "out", "consolidated.pth"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.spoil != nil {
+				tc.spoil(&plan)
+			}
+			_, err = Runner{Python: py}.Convert(context.Background(), plan)
+			var de *Error
+			if !errors.As(err, &de) || de.Status != 1 || de.Subject != tc.subject || !strings.Contains(de.Message, tc.message) {
+				t.Fatalf("error %#v, want status 1, subject %q, message with %q", err, tc.subject, tc.message)
+			}
+			if _, statErr := os.Stat(plan.Output); statErr == nil {
+				t.Errorf("checkpoint written despite the error")
+			}
+		})
+	}
+}

@@ -1,0 +1,245 @@
+package model_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
+)
+
+func source(t *testing.T, id string) *model.Source {
+	t.Helper()
+	f, err := snapshot.Files(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &model.Source{ID: id}
+	if err := model.Load(context.Background(), s, f); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestArchOfRealConfigs(t *testing.T) {
+	tests := []struct {
+		id                                    string
+		layers, attn, heads, kv, hd, dim, ffn int64
+		vocab                                 int64
+		tied                                  bool
+		linear                                int64
+	}{
+		{"Qwen/Qwen3-0.6B", 28, 28, 16, 8, 128, 1024, 3072, 151936, true, 595_984_384},
+		{"Qwen/Qwen3-4B", 36, 36, 32, 8, 128, 2560, 9728, 151936, true, 4_022_272_000},
+		{"HuggingFaceTB/SmolLM2-360M-Instruct", 32, 32, 15, 5, 64, 960, 2560, 49152, true, 361_758_720},
+		{"HuggingFaceTB/SmolLM2-135M-Instruct", 30, 30, 9, 3, 64, 576, 1536, 49152, true, 134_479_872},
+		{"meta-llama/Llama-3.2-1B-Instruct", 16, 16, 32, 8, 64, 2048, 8192, 128256, true, 0},
+		{"google/gemma-3-1b-it", 26, 26, 4, 1, 256, 1152, 6912, 262144, true, 0},
+		// LFM2 without layer_types: built from full_attn_idxs; FFN auto-adjusted 12,288 → 8,192.
+		{"LiquidAI/LFM2-1.2B", 16, 6, 32, 8, 64, 2048, 8192, 65536, true, 1_170_210_816},
+		{"LiquidAI/LFM2.5-1.2B-Base", 16, 6, 32, 8, 64, 2048, 8192, 65536, true, 1_170_210_816},
+		{"Qwen/Qwen3-8B", 36, 36, 32, 8, 128, 4096, 12288, 151936, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			a, err := model.ArchOf(source(t, tc.id).Config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []int64{a.Layers, a.AttentionLayers(), a.Heads, a.KVHeads, a.HeadDim, a.Dim, a.FFNDim, a.Vocab}
+			want := []int64{tc.layers, tc.attn, tc.heads, tc.kv, tc.hd, tc.dim, tc.ffn, tc.vocab}
+			if fmt.Sprint(got) != fmt.Sprint(want) || a.Tied != tc.tied {
+				t.Errorf("arch = %v tied %v, want %v tied %v", got, a.Tied, want, tc.tied)
+			}
+			if tc.linear != 0 && a.LinearParams() != tc.linear {
+				t.Errorf("linear params = %d, want %d", a.LinearParams(), tc.linear)
+			}
+		})
+	}
+}
+
+func TestArchOfErrorsNameTheField(t *testing.T) {
+	// gemma-3-4b-it's text_config leaves the head counts to transformers' defaults.
+	_, err := model.ArchOf(source(t, "google/gemma-3-4b-it").Config)
+	if err == nil || !strings.Contains(err.Error(), `"num_attention_heads"`) {
+		t.Errorf("err = %v", err)
+	}
+	c, _ := model.ParseConfig("x", []byte(`{"num_hidden_layers":2,"num_attention_heads":3,"hidden_size":10,"vocab_size":5,"intermediate_size":4}`))
+	if _, err := model.ArchOf(c); err == nil || !strings.Contains(err.Error(), "not divisible") {
+		t.Errorf("err = %v", err)
+	}
+	c, _ = model.ParseConfig("x", []byte(`{"num_hidden_layers":2,"num_attention_heads":2,"hidden_size":8,"vocab_size":5,"intermediate_size":4,"layer_types":["conv"]}`))
+	if _, err := model.ArchOf(c); err == nil || !strings.Contains(err.Error(), "layer_types lists 1 layers") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := model.ParseConfig("cfg.json", []byte(`[1]`)); err == nil || !strings.Contains(err.Error(), "cfg.json") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestParamsFromSnapshot(t *testing.T) {
+	tests := []struct {
+		id       string
+		total    int64
+		computed bool
+		source   string
+	}{
+		{"Qwen/Qwen3-1.7B", 2_031_739_904, false, "total_size / 2 bytes per bfloat16"},
+		{"Qwen/Qwen3-4B", 4_022_468_096, false, "total_size"},
+		{"HuggingFaceTB/SmolLM3-3B", 3_075_098_624, false, "total_parameters"},
+		// no safetensors metadata at hand: linears + norms (tied) = 361,821,120, the Hub's count.
+		{"HuggingFaceTB/SmolLM2-360M-Instruct", 361_821_120, true, "computed"},
+	}
+	for _, tc := range tests {
+		s := source(t, tc.id)
+		if s.Params == nil || s.Params.Total != tc.total || s.Params.Computed != tc.computed || !strings.Contains(s.Params.Source, tc.source) {
+			t.Errorf("%s: params %+v, want %d computed=%v (%s)", tc.id, s.Params, tc.total, tc.computed, tc.source)
+		}
+	}
+}
+
+func TestSpecialTokens(t *testing.T) {
+	bos, eos := source(t, "meta-llama/Llama-3.2-1B-Instruct").SpecialTokens()
+	if bos == nil || *bos != 128000 || fmt.Sprint(eos) != "[128001 128008 128009]" {
+		t.Errorf("llama bos %v eos %v", bos, eos)
+	}
+	bos, eos = source(t, "Qwen/Qwen3-1.7B").SpecialTokens()
+	if bos == nil || *bos != 151643 || fmt.Sprint(eos) != "[151645 151643]" {
+		t.Errorf("qwen3 bos %v eos %v", *bos, eos)
+	}
+}
+
+func TestValidID(t *testing.T) {
+	for id, want := range map[string]bool{
+		"Qwen/Qwen3-1.7B": true, "meta-llama/Llama-3.2-1B-Instruct": true, "a/b": true,
+		"../etc/passwd": false, "Qwen/..": false, "Qwen/Qwen3 1.7B": false, "Qwen": false,
+		"Qwen/Qwen3/x": false, "Qwen/$(rm -rf)": false, "Qwen/.hidden": false, "-x/y": false,
+	} {
+		if got := model.ValidID(id); got != want {
+			t.Errorf("ValidID(%q) = %v", id, got)
+		}
+	}
+}
+
+// writeSafetensors writes a real safetensors file: header plus zeroed data, sparse.
+func writeSafetensors(t *testing.T, path string, tensors map[string][]int64, pad int) int64 {
+	t.Helper()
+	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
+	var off int64
+	var count int64
+	names := make([]string, 0, len(tensors))
+	for n := range tensors {
+		names = append(names, n)
+	}
+	for _, n := range names {
+		shape := tensors[n]
+		c := int64(1)
+		for _, d := range shape {
+			c *= d
+		}
+		count += c
+		header[n] = map[string]any{"dtype": "BF16", "shape": shape, "data_offsets": []int64{off, off + 2*c}}
+		off += 2 * c
+	}
+	if pad > 0 {
+		header["__metadata__"].(map[string]string)["pad"] = strings.Repeat("x", pad)
+	}
+	h, _ := json.Marshal(header)
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(h)))
+	f.Write(n[:])
+	f.Write(h)
+	if err := f.Truncate(int64(8+len(h)) + off); err != nil {
+		t.Fatal(err)
+	}
+	return count
+}
+
+// countingFiles records what a reader asked for.
+type countingFiles struct {
+	model.Files
+	bytes atomic.Int64
+}
+
+func (c *countingFiles) ReadRange(ctx context.Context, name string, off, n int64) ([]byte, error) {
+	b, err := c.Files.ReadRange(ctx, name, off, n)
+	c.bytes.Add(int64(len(b)))
+	return b, err
+}
+
+func TestCountParamsReadsHeadersOnly(t *testing.T) {
+	dir := t.TempDir()
+	// 2 shards, one with a header longer than the 100 kB probe, each with ~40 MB of data.
+	want := writeSafetensors(t, filepath.Join(dir, "model-00001-of-00002.safetensors"), map[string][]int64{"a": {4096, 4096}, "b": {7}}, 0)
+	want += writeSafetensors(t, filepath.Join(dir, "model-00002-of-00002.safetensors"), map[string][]int64{"c": {4096, 5000}}, 150_000)
+	ix := `{"metadata":{"total_size":1},"weight_map":{"a":"model-00001-of-00002.safetensors","b":"model-00001-of-00002.safetensors","c":"model-00002-of-00002.safetensors"}}`
+	os.WriteFile(filepath.Join(dir, model.IndexFile), []byte(ix), 0o644)
+	f := &countingFiles{Files: model.Dir(dir)}
+	p, err := model.CountParams(context.Background(), f, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Total != want || p.ByDtype["BF16"] != want || p.Source != "safetensors headers" {
+		t.Errorf("params = %+v, want %d", p, want)
+	}
+	if got := f.bytes.Load(); got > 400_000 {
+		t.Errorf("read %d bytes to count parameters of ~80 MB of shards", got)
+	}
+	// a single file wins over an index, as in the official client
+	single := writeSafetensors(t, filepath.Join(dir, model.SingleFile), map[string][]int64{"x": {3, 5}}, 0)
+	if p, _ := model.CountParams(context.Background(), model.Dir(dir), nil); p.Total != single {
+		t.Errorf("single file: %+v", p)
+	}
+}
+
+func TestReadHeaderRejectsMalformed(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		return name
+	}
+	le := func(n uint64, rest string) []byte {
+		var b bytes.Buffer
+		binary.Write(&b, binary.LittleEndian, n)
+		b.WriteString(rest)
+		return b.Bytes()
+	}
+	exact := func(h string) []byte { return le(uint64(len(h)), h) }
+	tests := map[string]struct {
+		data []byte
+		want string
+	}{
+		"tiny":      {[]byte{1, 2}, "too small"},
+		"huge":      {le(1<<40, "{}"), "outside 1..25000000"},
+		"truncated": {le(50, `{"a":`), "file ends after"},
+		"not json":  {le(3, "abc"), "not a JSON object"},
+		"offsets":   {exact(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}}`), "bad data_offsets"},
+		"shape":     {exact(`{"a":{"dtype":"F32","shape":[-2,1],"data_offsets":[0,8]}}`), "not a valid tensor shape"},
+	}
+	for name, tc := range tests {
+		_, err := model.ReadHeader(context.Background(), model.Dir(dir), write(name+".safetensors", tc.data))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, tc.want)
+		}
+	}
+	if _, err := model.CountParams(context.Background(), model.Dir(t.TempDir()), nil); !errors.Is(err, model.ErrNoSafetensors) {
+		t.Errorf("empty folder: %v", err)
+	}
+	if _, err := model.Dir(dir).ReadFile(context.Background(), "../x"); err == nil {
+		t.Error("Dir read outside the folder")
+	}
+}
