@@ -69,14 +69,14 @@ func TestStageClock(t *testing.T) {
 			rules: []StageRule{{Stage: "a", Start: re(`^A`)}},
 			lines: []ev{{1, "A"}},
 			end:   3,
-			want: Timings{TotalSeconds: 3, Stages: []StageTime{{"a", 2, 0.667, 1}, {"other", 1, 0.333, 0}}},
+			want:  Timings{TotalSeconds: 3, Stages: []StageTime{{"a", 2, 0.667, 1}, {"other", 1, 0.333, 0}}},
 		},
 		{
 			name:  "explicit durations",
 			rules: []StageRule{{Stage: "quantize", Duration: re(`Time for quantizing: (?P<seconds>[0-9.]+)`)}},
 			lines: []ev{{1, "[INFO] Time for quantizing: 12.5"}, {2, "Time for quantizing: nan"}},
 			end:   20,
-			want: Timings{TotalSeconds: 20, Stages: []StageTime{{"quantize", 12.5, 0.625, 1}, {"other", 7.5, 0.375, 0}}},
+			want:  Timings{TotalSeconds: 20, Stages: []StageTime{{"quantize", 12.5, 0.625, 1}, {"other", 7.5, 0.375, 0}}},
 		},
 		{
 			name:  "no rules, no stages",
