@@ -149,7 +149,11 @@ func (c *Client) Download(ctx context.Context, repo, rev, path, dst string) (*Do
 	if err != nil {
 		return nil, fmt.Errorf("hub: read partial download %s: %w", part, err)
 	}
-	d := &downloader{c: c, repo: repo, rev: rev, path: path, f: f, h: h, have: have}
+	meta, err := c.FileMeta(ctx, repo, rev, path) // the Hub's sha256 and commit: the CDN has neither
+	if err != nil {
+		return nil, err
+	}
+	d := &downloader{c: c, repo: repo, rev: rev, path: path, f: f, h: h, have: have, etag: meta.ETag, commit: meta.Commit, size: meta.Size}
 	if err := d.run(ctx); err != nil {
 		return nil, err
 	}
@@ -169,6 +173,7 @@ type downloader struct {
 	f               *os.File
 	h               hash.Hash
 	have, total     int64
+	size            int64 // announced by the Hub
 	etag, commit    string
 }
 
@@ -236,12 +241,6 @@ func (d *downloader) restart() error {
 
 // noteHeaders learns the total size, the announced hash and the commit.
 func (d *downloader) noteHeaders(resp *http.Response) {
-	if c := resp.Header.Get("X-Repo-Commit"); c != "" {
-		d.commit = c
-	}
-	if e := normalizeETag(firstHeader(resp.Header, "X-Linked-Etag", "ETag")); e != "" && d.etag == "" {
-		d.etag = e
-	}
 	d.total = -1
 	if cr := resp.Header.Get("Content-Range"); cr != "" {
 		if i := strings.LastIndexByte(cr, '/'); i >= 0 {
@@ -255,6 +254,9 @@ func (d *downloader) noteHeaders(resp *http.Response) {
 }
 
 func (d *downloader) verify() error {
+	if d.have != d.size {
+		return fmt.Errorf("hub: download %s of %s: got %d bytes, the Hub announced %d", d.path, d.repo, d.have, d.size)
+	}
 	if d.total >= 0 && d.have != d.total {
 		return fmt.Errorf("hub: download %s of %s: got %d bytes, want %d", d.path, d.repo, d.have, d.total)
 	}

@@ -136,7 +136,7 @@ func (c *stageClock) line(now time.Time, s string) {
 		}
 		if r.Duration != nil {
 			if m := r.Duration.FindStringSubmatch(s); m != nil {
-				if secs, err := strconv.ParseFloat(m[r.Duration.SubexpIndex("seconds")], 64); err == nil && secs >= 0 {
+				if secs, err := strconv.ParseFloat(m[r.Duration.SubexpIndex("seconds")], 64); err == nil && secs >= 0 && !math.IsInf(secs, 0) {
 					c.note(r.Stage)
 					c.count[r.Stage]++
 					c.acc[r.Stage] += time.Duration(secs * float64(time.Second))
