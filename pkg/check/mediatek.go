@@ -1,0 +1,71 @@
+package check
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+)
+
+// MediaTekChunk names one chunk file as MediaTek's export scripts write it: methods
+// <Exp>_<PromptTokens>t<Window>c_<Chunk> and <Exp>_1t<Window>c_<Chunk>, Chunk 0-based.
+type MediaTekChunk struct {
+	Exp                  string
+	PromptTokens, Window int
+	Chunk                int
+}
+
+// MethodNames returns the chunk's two method names, sorted.
+func (c MediaTekChunk) MethodNames() []string {
+	names := []string{
+		fmt.Sprintf("%s_%dt%dc_%d", c.Exp, c.PromptTokens, c.Window, c.Chunk),
+		fmt.Sprintf("%s_1t%dc_%d", c.Exp, c.Window, c.Chunk),
+	}
+	slices.Sort(names)
+	return names
+}
+
+var mtkMethod = regexp.MustCompile(`^(.+)_([0-9]+)t([0-9]+)c_([0-9]+)$`)
+
+// mediatek checks a chunk: its prompt and generation methods, each on NeuropilotBackend.
+func mediatek(prog *pte.Program, want MediaTekChunk) []string {
+	names := prog.MethodNames()
+	var problems []string
+	if want.Exp != "" {
+		if w := want.MethodNames(); !slices.Equal(names, w) {
+			problems = append(problems, fmt.Sprintf("methods are %s, want %s", list(names), list(w)))
+		}
+	} else {
+		problems = append(problems, mediatekPattern(names)...)
+	}
+	for _, n := range names {
+		problems = append(problems, runsOn(prog.Method(n), pte.NeuropilotBackend, "")...)
+	}
+	return problems
+}
+
+// mediatekPattern checks the names when the export's names are not known: two methods of
+// one experiment, chunk and cache size, one taking 1 token and one taking the prompt.
+func mediatekPattern(names []string) []string {
+	if len(names) != 2 {
+		return []string{fmt.Sprintf("a MediaTek chunk has a prompt and a generation method, this file has %s", list(names))}
+	}
+	var tokens []int
+	var rest []string
+	for _, n := range names {
+		m := mtkMethod.FindStringSubmatch(n)
+		if m == nil {
+			return []string{fmt.Sprintf("method %q is not named <exp>_<tokens>t<cache>c_<chunk>", n)}
+		}
+		t, _ := strconv.Atoi(m[2])
+		tokens = append(tokens, t)
+		rest = append(rest, m[1]+"|"+m[3]+"|"+m[4])
+	}
+	slices.Sort(tokens)
+	if rest[0] != rest[1] || tokens[0] != 1 || tokens[1] < 2 {
+		return []string{fmt.Sprintf("methods %s are not one chunk's prompt and generation shapes", list(names))}
+	}
+	return nil
+}
