@@ -1,0 +1,142 @@
+package check
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
+	"github.com/google/go-cmp/cmp"
+)
+
+// builder returns a function that builds and opens a Spec() result, failing t on error.
+func builder(t *testing.T) func(spec ptetest.Spec, err error) *pte.Program {
+	return func(spec ptetest.Spec, err error) *pte.Program {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ptetest.Build(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := pte.Open(bytes.NewReader(b), int64(len(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+}
+
+func ptr(v int64) *int64 { return &v }
+
+func llmMeta(extra ...ptetest.Meta) []ptetest.Meta {
+	return append(ptetest.ExportLLMMetadata(2048, 4096, 1, []int64{2, 7}), extra...)
+}
+
+func TestStructural(t *testing.T) {
+	program := builder(t)
+	xnn := program(ptetest.LLM{Backend: "xnnpack", Metadata: llmMeta(ptetest.Meta{Name: "get_state_reset_at_zero", Value: 1})}.Spec())
+	vk := program(ptetest.LLM{Backend: "vulkan", Metadata: llmMeta()}.Spec())
+	noSeq := program(ptetest.LLM{Backend: "xnnpack", Metadata: []ptetest.Meta{{Name: "get_max_context_len", Value: 4096}}}.Spec())
+	fakeBlob := program(ptetest.Spec{Methods: []ptetest.Method{{Name: "forward", Backend: pte.XnnpackBackend, Blob: ptetest.VulkanBlob(64)}},
+		Metadata: llmMeta()}, nil)
+	hybrid := program(ptetest.QNN{}.Spec())
+	kv := program(ptetest.QNN{Mode: "kv"}.Spec())
+	chunk := ptetest.MediaTekChunk{Exp: "Qwen3-0.6B_A16W4_4_chunks", PromptTokens: 128, Window: 2048, Chunk: 1}
+	mtk := program(chunk.Spec())
+	mtkWant := MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 1}
+	request := Expect{MaxSeqLen: 2048, MaxContextLen: 4096, BOS: ptr(1), EOS: []int64{2, 7}}
+
+	tests := []struct {
+		name    string
+		prog    *pte.Program
+		backend string
+		want    Expect
+		errs    []string
+	}{
+		{"xnnpack as requested", xnn, "xnnpack", request, nil},
+		{"xnnpack extra metadata", xnn, "xnnpack", Expect{Metadata: map[string]any{"get_state_reset_at_zero": 1, "use_kv_cache": true}}, nil},
+		{"xnnpack other window", xnn, "xnnpack", Expect{MaxContextLen: 8192, MaxSeqLen: 2048}, []string{
+			"metadata get_max_context_len is 4096, the request was 8192"}},
+		{"xnnpack wrong tokens", xnn, "xnnpack", Expect{BOS: ptr(0), EOS: []int64{7, 2}}, []string{
+			"metadata get_bos_id is 1, the request was 0",
+			"metadata get_eos_ids is [2 7], the request was [7 2]"}},
+		{"vulkan lacks LFM2 flag", vk, "vulkan", Expect{Metadata: map[string]any{"get_state_reset_at_zero": 1}}, []string{
+			"metadata get_state_reset_at_zero is missing, the request was 1"}},
+		{"xnnpack file checked as vulkan", xnn, "vulkan", Expect{}, []string{
+			"forward does not run on VulkanBackend: delegates [XnnpackBackend], 1 delegate calls"}},
+		{"no get_max_seq_len", noSeq, "xnnpack", Expect{}, []string{
+			"metadata get_max_seq_len is missing (the runner requires it)"}},
+		{"xnnpack id with a vulkan blob", fakeBlob, "xnnpack", Expect{}, []string{
+			"forward delegate 0 is not a XH00 payload: its blob starts VH00"}},
+		{"qnn hybrid", hybrid, "qnn", Expect{MaxContextLen: 512}, nil},
+		{"qnn kv as kv", kv, "qnn", Expect{QNNMode: "kv"}, nil},
+		{"qnn kv as hybrid", kv, "qnn", Expect{}, []string{
+			`missing decoder method "prefill_forward" (has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, kv_forward])`}},
+		{"qnn checked as xnnpack", hybrid, "xnnpack", Expect{}, []string{
+			`missing decoder method "forward" (has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, kv_forward, prefill_forward])`}},
+		{"mediatek named", mtk, "mediatek", Expect{MediaTek: mtkWant}, nil},
+		{"mediatek pattern", mtk, "mediatek", Expect{}, nil},
+		{"mediatek other chunk", mtk, "mediatek", Expect{MediaTek: MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 0}}, []string{
+			"methods are [Qwen3-0.6B_A16W4_4_chunks_128t2048c_1, Qwen3-0.6B_A16W4_4_chunks_1t2048c_1], " +
+				"want [Qwen3-0.6B_A16W4_4_chunks_128t2048c_0, Qwen3-0.6B_A16W4_4_chunks_1t2048c_0]"}},
+		{"qnn checked as mediatek", kv, "mediatek", Expect{}, []string{
+			"a MediaTek chunk has a prompt and a generation method, this file has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, kv_forward]",
+			"get_ar_len does not run on NeuropilotBackend: delegates [], 0 delegate calls",
+			"get_bos_id does not run on NeuropilotBackend: delegates [], 0 delegate calls",
+			"get_eos_id does not run on NeuropilotBackend: delegates [], 0 delegate calls",
+			"get_max_context_len does not run on NeuropilotBackend: delegates [], 0 delegate calls",
+			"get_max_seq_len does not run on NeuropilotBackend: delegates [], 0 delegate calls",
+			"get_n_layers does not run on NeuropilotBackend: delegates [], 0 delegate calls",
+			"get_use_kv_cache does not run on NeuropilotBackend: delegates [], 0 delegate calls",
+			"get_vocab_size does not run on NeuropilotBackend: delegates [], 0 delegate calls",
+			"kv_forward does not run on NeuropilotBackend: delegates [QnnBackend], 1 delegate calls"}},
+		{"unknown backend", xnn, "enn", Expect{}, []string{
+			`unknown backend "enn" (want one of xnnpack, vulkan, qnn, mediatek)`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Structural(tc.prog, tc.backend, tc.want)
+			want := tc.errs
+			if want == nil {
+				want = []string{}
+			}
+			if diff := cmp.Diff(want, r.Problems); diff != "" {
+				t.Errorf("problems (-want +got):\n%s", diff)
+			}
+			if r.Passed != (len(tc.errs) == 0) || r.Kind != "structural" {
+				t.Errorf("passed %v kind %q", r.Passed, r.Kind)
+			}
+		})
+	}
+}
+
+func TestStructuralRealFile(t *testing.T) {
+	p, err := pte.OpenFile("testdata/add.pte")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Structural(p, "xnnpack", Expect{})
+	want := []string{
+		"forward does not run on XnnpackBackend: delegates [], 0 delegate calls",
+		"metadata get_max_seq_len is missing (the runner requires it)",
+	}
+	if diff := cmp.Diff(want, r.Problems); diff != "" {
+		t.Errorf("problems (-want +got):\n%s", diff)
+	}
+	if r.Verdict() != "structural check (xnnpack): failed: "+want[0]+"; "+want[1] {
+		t.Errorf("verdict %q", r.Verdict())
+	}
+	if !cmp.Equal(r.Delegates, map[string][]string{"forward": {}}) || !cmp.Equal(r.Methods, []string{"forward"}) {
+		t.Errorf("delegates %v methods %v", r.Delegates, r.Methods)
+	}
+}
+
+func TestMediaTekNamesAgree(t *testing.T) {
+	c := ptetest.MediaTekChunk{Exp: "e", PromptTokens: 32, Window: 512, Chunk: 3}
+	w := MediaTekChunk{Exp: "e", PromptTokens: 32, Window: 512, Chunk: 3}
+	if !cmp.Equal(c.MethodNames(), w.MethodNames()) {
+		t.Errorf("ptetest %v, check %v", c.MethodNames(), w.MethodNames())
+	}
+}
