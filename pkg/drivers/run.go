@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Runner runs the embedded drivers with one python interpreter.
@@ -93,6 +94,7 @@ func (r Runner) run(ctx context.Context, script string, in, out any) error {
 	if r.Log != nil {
 		cmd.Stderr = io.MultiWriter(stderr, r.Log)
 	}
+	cmd.WaitDelay = 5 * time.Second // a child that keeps stderr open cannot hold a cancelled run
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
 	cmd.Env = append(cmd.Env, r.Env...)
 	runErr := cmd.Run()

@@ -4,11 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -39,7 +41,10 @@ func TestTorchDrivers(t *testing.T) {
 					t.Fatal(err)
 				}
 				mu.Lock()
-				checks[j.name], results[j.name] = check, res
+				if check != nil {
+					checks[j.name] = check
+				}
+				results[j.name] = res
 				mu.Unlock()
 			})
 		}
@@ -108,7 +113,31 @@ func torchJobs(t *testing.T, root string) []torchJob {
 			}
 		}))
 	}
-	return append(jobs, gptqJob(root))
+	return append(jobs, gptqJob(root), gptqRefusalJob(root))
+}
+
+// gptqRefusalJob hands the solver a Hessian that does not fit the weight: the error must
+// name the linear.
+func gptqRefusalJob(root string) torchJob {
+	dir := filepath.Join(root, "gptq")
+	plan := NewGPTQ(filepath.Join(dir, "refused.pt"), []Linear{
+		{Name: "layers.3.feed_forward.w2", Weight: filepath.Join(dir, "weight.pt"), Hessian: filepath.Join(dir, "weight.pt")},
+	})
+	return torchJob{
+		name: "gptq-refusal",
+		run: func(py string) ([]string, any, error) {
+			_, err := Runner{Python: py}.GPTQ(context.Background(), plan)
+			var de *Error
+			if !errors.As(err, &de) || de.Subject != "layers.3.feed_forward.w2" || !strings.Contains(de.Message, "does not match 256 input columns") {
+				return nil, nil, fmt.Errorf("error %v, want one naming the linear and the Hessian shape", err)
+			}
+			if _, statErr := os.Stat(plan.Out); statErr == nil {
+				return nil, nil, fmt.Errorf("codes written despite the error")
+			}
+			return nil, nil, nil
+		},
+		verify: func(*testing.T, any, json.RawMessage) {},
+	}
 }
 
 // tinyPlan plans the conversion of root/<family> into a checkpoint named out.

@@ -249,4 +249,3 @@ func MTKChunks(layers, maxChunks int) int {
 	}
 	return 1
 }
-

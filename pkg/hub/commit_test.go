@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
@@ -167,10 +168,13 @@ func TestCommitFaults(t *testing.T) {
 		wantErr error
 	}{
 		{"part PUT 503 retried", hubtest.Fault{Method: "PUT", PathContains: "/part/2", Status: 503, Times: 2}, nil},
-		{"part PUT cut retried", hubtest.Fault{Method: "PUT", PathContains: "/part/", Status: 500}, nil},
+		{"part PUT 500 retried", hubtest.Fault{Method: "PUT", PathContains: "/part/", Status: 500}, nil},
+		{"part PUT slow", hubtest.Fault{Method: "PUT", PathContains: "/part/3", Delay: 200 * time.Millisecond}, nil},
+		{"part PUT cut mid-body retried", hubtest.Fault{Method: "PUT", PathContains: "/part/1", CutAfter: 1000}, nil},
+		{"basic PUT cut mid-body retried", hubtest.Fault{Method: "PUT", PathContains: "/lfs-storage/", CutAfter: 1000}, nil},
 		{"batch 429 retried", hubtest.Fault{PathContains: "objects/batch", Status: 429, RetryAfter: "0"}, nil},
 		{"commit 500 not retried", hubtest.Fault{PathContains: "/commit/main", Status: 500}, hub.ErrServer},
-		{"preupload 404", hubtest.Fault{PathContains: "/preupload/", Status: 403, Times: -1}, hub.ErrForbidden},
+		{"preupload 403", hubtest.Fault{PathContains: "/preupload/", Status: 403, Times: -1}, hub.ErrForbidden},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

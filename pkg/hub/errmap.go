@@ -30,7 +30,7 @@ func mapError(resp *http.Response, cl call) *Error {
 		e.Kind = ErrRepoNotFound
 	case resp.StatusCode == http.StatusUnauthorized && isBadToken(e.Server):
 		e.Kind = ErrUnauthorized
-	case resp.StatusCode == http.StatusUnauthorized && cl.repo != "":
+	case resp.StatusCode == http.StatusUnauthorized && cl.repo != "" && !strings.HasSuffix(cl.url, "/api/repos/create"):
 		// The Hub answers 401 both for a missing repo and a private one.
 		e.Kind = ErrRepoNotFound
 	case resp.StatusCode == http.StatusUnauthorized:

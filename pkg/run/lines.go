@@ -51,9 +51,9 @@ func (s *lineSink) Write(p []byte) (int, error) {
 	}
 	// A progress bar writes "\r<bar>" and leaves it unterminated until its next redraw,
 	// which may be minutes later: match the stages now, or the start is timed late.
+	// A partial line that matches nothing yet is matched again when it is complete.
 	if len(s.buf) > 0 && !s.matched && !s.afterCR {
-		s.clock.line(now, s.mask(string(s.buf)))
-		s.matched = true
+		s.matched = s.clock.line(now, s.mask(string(s.buf)))
 	}
 	return len(p), nil
 }
@@ -88,8 +88,11 @@ func (s *lineSink) emit(now time.Time, progress bool) {
 	io.WriteString(s.out, s.prefix+line+"\n")
 }
 
-func (s *lineSink) mask(line string) string {
-	for _, sec := range s.secrets {
+func (s *lineSink) mask(line string) string { return maskAll(line, s.secrets) }
+
+// maskAll replaces every secret in line with "***".
+func maskAll(line string, secrets []string) string {
+	for _, sec := range secrets {
 		if sec != "" {
 			line = strings.ReplaceAll(line, sec, "***")
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -70,12 +71,13 @@ type cgroupSource struct {
 	kind string // "memory.peak", "memory.current" or "memory.usage_in_bytes"
 }
 
-// findCgroup picks the cgroup file to read: this process's own v2 cgroup first (a runner
-// service or container), then the v2 root, then the v1 memory controller.
+// findCgroup picks the cgroup file to read. Within each kind, this process's own cgroup
+// comes first (a runner service or a container), then the root the reference system reads.
 func (fs sysfs) findCgroup() (cgroupSource, bool) {
+	v2, v1 := fs.ownCgroups()
 	var dirs []string
-	if own := fs.ownCgroupV2(); own != "" {
-		dirs = append(dirs, filepath.Join(fs.cgroup, own))
+	if v2 != "" {
+		dirs = append(dirs, filepath.Join(fs.cgroup, v2))
 	}
 	dirs = append(dirs, fs.cgroup)
 	for _, kind := range []string{"memory.peak", "memory.current"} {
@@ -86,25 +88,41 @@ func (fs sysfs) findCgroup() (cgroupSource, bool) {
 			}
 		}
 	}
-	p := filepath.Join(fs.cgroup, "memory", "memory.usage_in_bytes")
-	if _, err := readInt(p); err == nil {
-		return cgroupSource{path: p, kind: "memory.usage_in_bytes"}, true
+	dirs = dirs[:0]
+	if v1 != "" {
+		dirs = append(dirs, filepath.Join(fs.cgroup, "memory", v1))
+	}
+	dirs = append(dirs, filepath.Join(fs.cgroup, "memory"))
+	for _, d := range dirs {
+		p := filepath.Join(d, "memory.usage_in_bytes")
+		if _, err := readInt(p); err == nil {
+			return cgroupSource{path: p, kind: "memory.usage_in_bytes"}, true
+		}
 	}
 	return cgroupSource{}, false
 }
 
-// ownCgroupV2 returns this process's v2 cgroup path ("0::/system.slice/x.service").
-func (fs sysfs) ownCgroupV2() string {
+// ownCgroups returns this process's v2 cgroup ("0::/system.slice/x.service") and v1
+// memory cgroup ("4:memory:/docker/abc") paths from /proc/self/cgroup; "" where there is
+// none or it is the root.
+func (fs sysfs) ownCgroups() (v2, v1 string) {
 	data, err := os.ReadFile(filepath.Join(fs.proc, "self", "cgroup"))
 	if err != nil {
-		return ""
+		return "", ""
 	}
 	for line := range strings.Lines(string(data)) {
-		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok && p != "/" {
-			return p
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(f) != 3 || f[2] == "/" {
+			continue
+		}
+		switch {
+		case f[0] == "0" && f[1] == "":
+			v2 = f[2]
+		case slices.Contains(strings.Split(f[1], ","), "memory"):
+			v1 = f[2]
 		}
 	}
-	return ""
+	return v2, v1
 }
 
 func readInt(path string) (int64, error) {

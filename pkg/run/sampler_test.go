@@ -136,7 +136,11 @@ func TestFindCgroup(t *testing.T) {
 			"proc/self/cgroup": "0::/a\n", "cgroup/a/memory.current": "9", "cgroup/memory.peak": "8",
 		}, "memory.peak cgroup/memory.peak"},
 		{"v2 current", map[string]string{"proc/self/cgroup": "0::/\n", "cgroup/memory.current": "9"}, "memory.current cgroup/memory.current"},
-		{"v1 usage", map[string]string{
+		{"v1 usage, own cgroup first", map[string]string{
+			"proc/self/cgroup":                      "5:cpu,cpuacct:/y\n4:memory:/x\n0::/\n",
+			"cgroup/memory/x/memory.usage_in_bytes": "9", "cgroup/memory/memory.usage_in_bytes": "9",
+		}, "memory.usage_in_bytes cgroup/memory/x/memory.usage_in_bytes"},
+		{"v1 usage at the root", map[string]string{
 			"proc/self/cgroup": "4:memory:/x\n", "cgroup/memory/memory.usage_in_bytes": "9",
 		}, "memory.usage_in_bytes cgroup/memory/memory.usage_in_bytes"},
 		{"none", map[string]string{"proc/self/cgroup": "0::/\n"}, ""},

@@ -141,26 +141,38 @@ func (c *stageClock) closeOpen(now time.Time) {
 
 // line applies every rule that matches, in rule order. A line that ends a stage never
 // reopens it ("B done" ends "B" even though it starts with B).
-func (c *stageClock) line(now time.Time, s string) {
-	closed := ""
+// It reports whether any rule matched.
+func (c *stageClock) line(now time.Time, s string) bool {
+	closed, matched := "", false
 	for _, r := range c.rules {
 		if r.End != nil && c.open == r.Stage && r.End.MatchString(s) {
 			c.closeOpen(now)
-			closed = r.Stage
+			closed, matched = r.Stage, true
 		}
 		if r.Start != nil && r.Stage != closed && r.Start.MatchString(s) {
 			c.openStage(r.Stage, now)
+			matched = true
 		}
-		if r.Duration != nil {
-			if m := r.Duration.FindStringSubmatch(s); m != nil {
-				if secs, err := strconv.ParseFloat(m[r.Duration.SubexpIndex("seconds")], 64); err == nil && secs >= 0 && !math.IsInf(secs, 0) {
-					c.note(r.Stage)
-					c.count[r.Stage]++
-					c.acc[r.Stage] += time.Duration(secs * float64(time.Second))
-				}
-			}
+		if r.Duration != nil && c.addDuration(r, s) {
+			matched = true
 		}
 	}
+	return matched
+}
+
+func (c *stageClock) addDuration(r StageRule, s string) bool {
+	m := r.Duration.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	secs, err := strconv.ParseFloat(m[r.Duration.SubexpIndex("seconds")], 64)
+	if err != nil || secs < 0 || math.IsInf(secs, 0) || math.IsNaN(secs) {
+		return false
+	}
+	c.note(r.Stage)
+	c.count[r.Stage]++
+	c.acc[r.Stage] += time.Duration(secs * float64(time.Second))
+	return true
 }
 
 // finish closes the open stage at end and reports every stage in first-seen order, plus

@@ -196,7 +196,7 @@ func newFrame(spec Spec, out io.Writer) *frame {
 }
 
 func (f *frame) open() {
-	cmdline := "$ " + quoteArgv(f.spec.Argv)
+	cmdline := "$ " + maskAll(quoteArgv(f.spec.Argv), f.spec.Secrets)
 	if !f.grouped {
 		io.WriteString(f.out, f.spec.prefix()+cmdline+"\n")
 		return

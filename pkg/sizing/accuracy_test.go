@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")

@@ -74,4 +74,3 @@ func (d files) ReadRange(ctx context.Context, name string, off, length int64) ([
 }
 
 var _ model.Files = files("")
-

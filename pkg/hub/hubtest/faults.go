@@ -2,6 +2,7 @@ package hubtest
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -20,7 +21,8 @@ type Fault struct {
 	// RetryAfter and RateLimit are sent with Status, e.g. "1" and `"api";r=0;t=1`.
 	RetryAfter string
 	RateLimit  string
-	// CutAfter serves the request but drops the connection after this many body bytes.
+	// CutAfter drops the connection after this many body bytes: of the request body when
+	// the request has one (an upload), else of the response body (a download).
 	CutAfter int64
 	// Delay sleeps before answering (a slow response).
 	Delay time.Duration
@@ -100,6 +102,10 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request) (http.Respo
 		writeError(w, f.Status, "", msg)
 		return w, true
 	}
+	if f.CutAfter > 0 && r.ContentLength > 0 {
+		r.Body = &cutReader{ReadCloser: r.Body, left: f.CutAfter}
+		return w, false
+	}
 	if f.CutAfter > 0 {
 		return &cutWriter{ResponseWriter: w, left: f.CutAfter}, false
 	}
@@ -130,4 +136,22 @@ func (c *cutWriter) Flush() {
 	if f, ok := c.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
+}
+
+// cutReader lets left request bytes through, then aborts the connection.
+type cutReader struct {
+	io.ReadCloser
+	left int64
+}
+
+func (c *cutReader) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		panic(http.ErrAbortHandler)
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.left -= int64(n)
+	return n, err
 }

@@ -1,0 +1,168 @@
+package drivers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// fakePython writes a shell script that stands in for python: it is called as
+// `python <script>` and runs body with the plan on stdin and $1 the script path.
+func fakePython(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "python")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func samplePlan(dir string) Convert {
+	return Convert{Shards: []string{"a.safetensors"}, Output: filepath.Join(dir, "ckpt", "consolidated.pth"),
+		Tensors: map[string]Rule{"model.norm.weight": {To: "norm.weight"}}, ExpectTensors: 1}
+}
+
+func TestRunnerPassesPlanAndReadsResult(t *testing.T) {
+	dir := t.TempDir()
+	got := filepath.Join(dir, "plan.json")
+	py := fakePython(t, `cat > `+got+`
+echo "$(basename "$1")" > `+got+`.script
+echo 'some library chatter'
+echo 'progress line' >&2
+echo '{"tensors": 1, "tied_embeddings": true, "dtypes": {"bfloat16": 1}}'`)
+	var log bytes.Buffer
+	plan := samplePlan(dir)
+	res, err := Runner{Python: py, Log: &log}.Convert(context.Background(), plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Tensors != 1 || !res.TiedEmbeddings || res.Dtypes["bfloat16"] != 1 {
+		t.Errorf("result %+v", res)
+	}
+	b, err := os.ReadFile(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent Convert
+	if err := json.Unmarshal(b, &sent); err != nil || sent.Output != plan.Output || sent.Tensors["model.norm.weight"].To != "norm.weight" {
+		t.Errorf("driver got plan %s (%v)", b, err)
+	}
+	if s, _ := os.ReadFile(got + ".script"); strings.TrimSpace(string(s)) != ConvertScript {
+		t.Errorf("ran script %q, want %s", s, ConvertScript)
+	}
+	if log.String() != "progress line\n" {
+		t.Errorf("log got %q", log.String())
+	}
+	if _, err := os.Stat(filepath.Dir(plan.Output)); err != nil {
+		t.Errorf("checkpoint folder not created: %v", err)
+	}
+}
+
+func TestRunnerErrors(t *testing.T) {
+	cases := []struct {
+		name, body string
+		check      func(t *testing.T, err error)
+	}{
+		{"json error", `echo 'Traceback: boom' >&2; echo '{"error": "tensor x is not in the conversion plan", "tensor": "x"}'; exit 1`,
+			func(t *testing.T, err error) {
+				var de *Error
+				if !errors.As(err, &de) || de.Status != 1 || de.Subject != "x" || de.Stderr != "Traceback: boom" {
+					t.Fatalf("error %#v", err)
+				}
+				if !strings.Contains(err.Error(), "convert.py exited with status 1: tensor x is not in the conversion plan") ||
+					!strings.Contains(err.Error(), "Traceback: boom") {
+					t.Errorf("message %q", err)
+				}
+			}},
+		{"crash without json", `echo 'Segmentation fault' >&2; exit 139`,
+			func(t *testing.T, err error) {
+				var de *Error
+				if !errors.As(err, &de) || de.Status != 139 || de.Message != "" || !strings.Contains(err.Error(), "Segmentation fault") {
+					t.Fatalf("error %#v", err)
+				}
+			}},
+		{"no json on success", `echo 'done'`,
+			func(t *testing.T, err error) {
+				if err == nil || !strings.Contains(err.Error(), "printed no JSON result") {
+					t.Fatalf("error %v", err)
+				}
+			}},
+		{"missing interpreter", "",
+			func(t *testing.T, err error) {
+				var de *Error
+				if err == nil || errors.As(err, &de) || !strings.Contains(err.Error(), "run convert.py") {
+					t.Fatalf("error %v", err)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			py := filepath.Join(t.TempDir(), "no-such-python")
+			if tc.body != "" {
+				py = fakePython(t, tc.body)
+			}
+			_, err := Runner{Python: py}.Convert(context.Background(), samplePlan(t.TempDir()))
+			tc.check(t, err)
+		})
+	}
+}
+
+func TestRunnerRefusesBeforeStarting(t *testing.T) {
+	py := fakePython(t, `touch ran; exit 0`)
+	dir := t.TempDir()
+	plan := samplePlan(dir)
+	plan.Output = filepath.Join(dir, "Qwen3-8da4w-4k", "consolidated.pth")
+	if _, err := (Runner{Python: py, Dir: dir}).Convert(context.Background(), plan); err == nil || !strings.Contains(err.Error(), "8da4w") {
+		t.Errorf("8da4w path: error %v", err)
+	}
+	bad := NewGPTQ(filepath.Join(dir, "codes.pt"), nil)
+	if _, err := (Runner{Python: py, Dir: dir}).GPTQ(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "no linears") {
+		t.Errorf("empty GPTQ plan: error %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Errorf("the driver ran despite a refused plan")
+	}
+}
+
+func TestRunnerTimeout(t *testing.T) {
+	py := fakePython(t, `exec sleep 30`)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := Runner{Python: py}.Convert(ctx, samplePlan(t.TempDir()))
+	if err == nil || time.Since(start) > 10*time.Second {
+		t.Fatalf("error %v after %v, want a quick failure", err, time.Since(start))
+	}
+}
+
+func TestRunnerKeepsScriptsInDir(t *testing.T) {
+	dir := t.TempDir()
+	py := fakePython(t, `echo '{"out": "c", "seconds": 1, "linears": []}'`)
+	plan := NewGPTQ(filepath.Join(dir, "codes.pt"), []Linear{{Name: "l", Weight: "w.pt", Hessian: "h.pt"}})
+	if _, err := (Runner{Python: py, Dir: dir}).GPTQ(context.Background(), plan); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range Names() {
+		want, _ := Source(n)
+		got, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s in Dir: %v", n, err)
+		}
+	}
+}
+
+func TestTailKeepsLastLines(t *testing.T) {
+	tl := &tail{max: 16}
+	for _, l := range []string{"first line\n", "second line\n", "third\n"} {
+		tl.Write([]byte(l))
+	}
+	if got := tl.String(); got != "third\n" {
+		t.Errorf("tail %q, want the last whole line", got)
+	}
+}
