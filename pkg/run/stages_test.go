@@ -202,3 +202,27 @@ func mtkChunk(i string) []string {
 		"p:Qwen3-0.6B_A16W4_4_chunks ET Model chunk " + i + " Dest: pte/x/x_" + i + ".pte", "s:100ms",
 	}
 }
+
+// TestPartialLineTimesStage checks that an unterminated progress bar starts its stage when
+// its text arrives, even when the text comes in pieces, and counts once.
+func TestPartialLineTimesStage(t *testing.T) {
+	t0 := time.Date(2026, 9, 13, 12, 0, 0, 0, time.UTC)
+	clock := newStageClock([]StageRule{{Stage: "calibration", Start: regexp.MustCompile(`Calibrating Model`)}}, t0)
+	s := testSink(io.Discard, clock)
+	writes := []struct {
+		at   int
+		data string
+	}{
+		{1, "\rCalibr"}, {2, "ating Model:   0%"}, {4, "\rCalibrating Model:  50%"}, {5, "\rCalibrating Model: 100%\n"},
+	}
+	for _, w := range writes {
+		now := t0.Add(time.Duration(w.at) * time.Second)
+		s.now = func() time.Time { return now }
+		s.Write([]byte(w.data))
+	}
+	got := clock.finish(t0.Add(6 * time.Second))
+	want := Timings{TotalSeconds: 6, Stages: []StageTime{{"calibration", 4, 0.667, 1}, {"other", 2, 0.333, 0}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("timings (-want +got):\n%s", diff)
+	}
+}
