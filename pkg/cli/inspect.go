@@ -1,0 +1,360 @@
+package cli
+
+import (
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+)
+
+func init() {
+	register(Command{
+		Name:    "inspect",
+		Summary: "show what a .pte holds: methods, their backends, metadata values, segments; optionally check its structure",
+		Usage:   "FILE.pte [--json] [--backend B [--max-seq-len N] [--max-context-len N] [--bos ID] [--eos IDS] [--qnn-mode M] [--mtk-exp E ...]]",
+		Flags:   inspectFlags,
+	})
+}
+
+type inspectOpts struct {
+	asJSON                         bool
+	backend, bos, eos, qnnMode     string
+	maxSeq, maxCtx                 int64
+	mtkExp                         string
+	mtkPrompt, mtkWindow, mtkChunk int
+}
+
+func inspectFlags(fs *flag.FlagSet) func(Env, []string) int {
+	var o inspectOpts
+	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of text")
+	fs.StringVar(&o.backend, "backend", "", "run the structural check for xnnpack, vulkan, qnn or mediatek")
+	fs.Int64Var(&o.maxSeq, "max-seq-len", 0, "expected get_max_seq_len (0: not checked)")
+	fs.Int64Var(&o.maxCtx, "max-context-len", 0, "expected get_max_context_len (0: not checked)")
+	fs.StringVar(&o.bos, "bos", "", "expected get_bos_id")
+	fs.StringVar(&o.eos, "eos", "", "expected get_eos_ids, comma-separated in order")
+	fs.StringVar(&o.qnnMode, "qnn-mode", "hybrid", "QNN model mode: hybrid or kv")
+	fs.StringVar(&o.mtkExp, "mtk-exp", "", "MediaTek experiment name; with it the chunk's method names are checked exactly")
+	fs.IntVar(&o.mtkPrompt, "mtk-prompt-tokens", 128, "MediaTek prompt tokens per call")
+	fs.IntVar(&o.mtkWindow, "mtk-window", 0, "MediaTek cache size (context window)")
+	fs.IntVar(&o.mtkChunk, "mtk-chunk", 0, "MediaTek 0-based chunk index")
+	return func(env Env, args []string) int {
+		if len(args) != 1 {
+			fmt.Fprintln(env.Stderr, "inspect: give exactly one .pte file")
+			return ExitFailed
+		}
+		return runInspect(env, args[0], o)
+	}
+}
+
+func (o inspectOpts) expect() (check.Expect, error) {
+	want := check.Expect{MaxSeqLen: o.maxSeq, MaxContextLen: o.maxCtx, QNNMode: o.qnnMode,
+		MediaTek: check.MediaTekChunk{Exp: o.mtkExp, PromptTokens: o.mtkPrompt, Window: o.mtkWindow, Chunk: o.mtkChunk}}
+	if o.bos != "" {
+		v, err := strconv.ParseInt(o.bos, 10, 64)
+		if err != nil {
+			return want, fmt.Errorf("--bos %q: %w", o.bos, err)
+		}
+		want.BOS = &v
+	}
+	if o.eos != "" {
+		for _, s := range strings.Split(o.eos, ",") {
+			v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			if err != nil {
+				return want, fmt.Errorf("--eos %q: %w", o.eos, err)
+			}
+			want.EOS = append(want.EOS, v)
+		}
+	}
+	return want, nil
+}
+
+func runInspect(env Env, path string, o inspectOpts) int {
+	if o.backend != "" && check.BackendID(o.backend) == "" {
+		fmt.Fprintf(env.Stderr, "inspect: unknown backend %q (%s)\n", o.backend, strings.Join(check.Backends, ", "))
+		return ExitFailed
+	}
+	want, err := o.expect()
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "inspect: %v\n", err)
+		return ExitFailed
+	}
+	prog, err := pte.OpenFile(path)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "inspect: %v\n", err)
+		return ExitFailed
+	}
+	view := newInspectView(filepath.Base(path), prog)
+	if o.backend != "" {
+		r := check.Structural(prog, o.backend, want)
+		view.Check = &r
+	}
+	if o.asJSON {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(view)
+	} else {
+		err = view.writeText(env.Stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "inspect: write: %v\n", err)
+		return ExitFailed
+	}
+	if view.Check != nil && !view.Check.Passed {
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// inspectView is what inspect prints, in text or as JSON.
+type inspectView struct {
+	File        string         `json:"file"`
+	Size        int64          `json:"size"`
+	Identifier  string         `json:"identifier"`
+	Header      *headerView    `json:"extended_header"`
+	ProgramSize int64          `json:"program_size"`
+	Methods     []methodView   `json:"methods"`
+	Metadata    pte.Metadata   `json:"metadata"`
+	Segments    []segmentView  `json:"segments"`
+	Named       []namedView    `json:"named_data"`
+	ConstBufs   int            `json:"legacy_constant_buffers"`
+	Check       *check.Result  `json:"check,omitempty"`
+	prog        *pte.Program   `json:"-"`
+	roles       map[int]string `json:"-"`
+}
+
+type headerView struct {
+	Length            uint32 `json:"length"`
+	ProgramSize       uint64 `json:"program_size"`
+	SegmentBaseOffset uint64 `json:"segment_base_offset"`
+	SegmentDataSize   uint64 `json:"segment_data_size"`
+}
+
+type methodView struct {
+	Name          string         `json:"name"`
+	Constant      bool           `json:"constant"`
+	Inputs        int            `json:"inputs"`
+	Outputs       int            `json:"outputs"`
+	Values        int            `json:"values"`
+	Instructions  int            `json:"instructions"`
+	KernelCalls   int            `json:"kernel_calls"`
+	DelegateCalls int            `json:"delegate_calls"`
+	Backends      []string       `json:"backends"`
+	Operators     []string       `json:"operators"`
+	Delegates     []delegateView `json:"delegates"`
+}
+
+type delegateView struct {
+	ID           string            `json:"id"`
+	Location     string            `json:"location"`
+	Index        uint32            `json:"index"`
+	Offset       int64             `json:"offset"`
+	Size         int64             `json:"size"`
+	Signature    string            `json:"signature"`
+	CompileSpecs map[string]string `json:"compile_specs"`
+}
+
+type segmentView struct {
+	Index      int    `json:"index"`
+	Offset     uint64 `json:"offset"`
+	Size       uint64 `json:"size"`
+	FileOffset int64  `json:"file_offset"`
+	Role       string `json:"role"`
+}
+
+type namedView struct {
+	Key     string `json:"key"`
+	Segment uint32 `json:"segment"`
+}
+
+func newInspectView(name string, p *pte.Program) *inspectView {
+	v := &inspectView{File: name, Size: p.Size, Identifier: pte.FileIdentifier, ProgramSize: p.ProgramSize,
+		Metadata: p.Metadata(), ConstBufs: len(p.ConstantBuffers), prog: p, Methods: []methodView{},
+		Segments: []segmentView{}, Named: []namedView{}}
+	if h := p.Header; h != nil {
+		v.Header = &headerView{h.Length, h.ProgramSize, h.SegmentBaseOffset, h.SegmentDataSize}
+	}
+	for i := range p.Methods {
+		v.Methods = append(v.Methods, newMethodView(&p.Methods[i]))
+	}
+	v.roles = segmentRoles(p)
+	for i, s := range p.Segments {
+		v.Segments = append(v.Segments, segmentView{i, s.Offset, s.Size, s.FileOffset, v.roles[i]})
+	}
+	for _, nd := range p.NamedData {
+		v.Named = append(v.Named, namedView{nd.Key, nd.SegmentIndex})
+	}
+	return v
+}
+
+func newMethodView(m *pte.Method) methodView {
+	mv := methodView{Name: m.Name, Constant: m.IsConstant(), Inputs: len(m.Inputs), Outputs: len(m.Outputs),
+		Values: len(m.Values), Instructions: m.InstructionCount(), KernelCalls: m.Count(pte.InstrKernelCall),
+		DelegateCalls: m.Count(pte.InstrDelegateCall), Backends: m.Backends(), Operators: []string{},
+		Delegates: []delegateView{}}
+	if mv.Backends == nil {
+		mv.Backends = []string{}
+	}
+	for _, op := range m.Operators {
+		name := op.Name
+		if op.Overload != "" {
+			name += "." + op.Overload
+		}
+		mv.Operators = append(mv.Operators, name)
+	}
+	for _, d := range m.Delegates {
+		specs := map[string]string{}
+		for _, cs := range d.CompileSpecs {
+			specs[cs.Key] = specValue(cs.Value)
+		}
+		mv.Delegates = append(mv.Delegates, delegateView{d.ID, d.Location.String(), d.Index,
+			d.BlobOffset, d.BlobSize, d.Signature, specs})
+	}
+	return mv
+}
+
+// specValue shows a compile-spec value as text when it is printable, else as (short) hex.
+func specValue(b []byte) string {
+	printable := len(b) > 0
+	for _, r := range string(b) {
+		printable = printable && r < unicode.MaxASCII && unicode.IsPrint(r)
+	}
+	if printable {
+		return string(b)
+	}
+	if len(b) > 16 {
+		return fmt.Sprintf("0x%s… (%d bytes)", hex.EncodeToString(b[:16]), len(b))
+	}
+	return "0x" + hex.EncodeToString(b)
+}
+
+// segmentRoles says what each segment holds, from the references to it.
+func segmentRoles(p *pte.Program) map[int]string {
+	roles := map[int][]string{}
+	add := func(i int, role string) {
+		if !slices.Contains(roles[i], role) {
+			roles[i] = append(roles[i], role)
+		}
+	}
+	if cs := p.ConstantSegment; cs != nil && len(cs.Offsets) > 0 {
+		add(int(cs.SegmentIndex), fmt.Sprintf("constants (%d offsets)", len(cs.Offsets)))
+	}
+	for i, ms := range p.MutableDataSegments {
+		add(int(ms.SegmentIndex), fmt.Sprintf("mutable data %d", i))
+	}
+	for _, m := range p.Methods {
+		for _, d := range m.Delegates {
+			if d.Location == pte.Segment {
+				add(int(d.Index), "delegate blob "+d.ID)
+			}
+		}
+	}
+	for _, nd := range p.NamedData {
+		add(int(nd.SegmentIndex), "named data "+nd.Key)
+	}
+	out := map[int]string{}
+	for i, r := range roles {
+		out[i] = strings.Join(r, ", ")
+	}
+	return out
+}
+
+func (v *inspectView) writeText(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	v.writeHeader(tw)
+	v.writeMethods(tw)
+	v.writeMetadata(tw)
+	v.writeSegments(tw)
+	if v.Check != nil {
+		fmt.Fprintf(tw, "\n%s\n", v.Check.Verdict())
+	}
+	return tw.Flush()
+}
+
+func (v *inspectView) writeHeader(w io.Writer) {
+	fmt.Fprintf(w, "%s: %d bytes, %s\n", v.File, v.Size, v.Identifier)
+	if h := v.Header; h != nil {
+		fmt.Fprintf(w, "extended header: %d bytes, program %d bytes, segments at %d (%d bytes)\n",
+			h.Length, h.ProgramSize, h.SegmentBaseOffset, h.SegmentDataSize)
+	} else {
+		fmt.Fprintln(w, "extended header: none (the program is the whole file)")
+	}
+}
+
+func (v *inspectView) writeMethods(w io.Writer) {
+	getters := 0
+	for _, m := range v.Methods {
+		if m.Constant {
+			getters++
+		}
+	}
+	fmt.Fprintf(w, "\nmethods (%d, plus %d metadata getters):\n", len(v.Methods)-getters, getters)
+	for _, m := range v.Methods {
+		if m.Constant {
+			continue
+		}
+		runs := "kernels only (not delegated)"
+		if len(m.Backends) > 0 {
+			runs = strings.Join(m.Backends, ", ")
+		}
+		fmt.Fprintf(w, "  %s\tin %d, out %d, values %d\tinstructions %d (kernel %d, delegate %d)\ton %s\n",
+			m.Name, m.Inputs, m.Outputs, m.Values, m.Instructions, m.KernelCalls, m.DelegateCalls, runs)
+		for i, d := range m.Delegates {
+			fmt.Fprintf(w, "    delegate %d: %s, %s %d, %d bytes at %d, signature %s%s\n",
+				i, d.ID, d.Location, d.Index, d.Size, d.Offset, d.Signature, specText(d.CompileSpecs))
+		}
+		if len(m.Operators) > 0 {
+			fmt.Fprintf(w, "    operators: %s\n", strings.Join(m.Operators, ", "))
+		}
+	}
+}
+
+func specText(specs map[string]string) string {
+	if len(specs) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(specs))
+	for k := range specs {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + specs[k]
+	}
+	return ", compile specs " + strings.Join(parts, " ")
+}
+
+func (v *inspectView) writeMetadata(w io.Writer) {
+	if len(v.Metadata) == 0 {
+		fmt.Fprintln(w, "\nmetadata: none")
+		return
+	}
+	fmt.Fprintln(w, "\nmetadata:")
+	for _, n := range v.Metadata.Names() {
+		fmt.Fprintf(w, "  %s\t%s\n", n, pte.Format(v.Metadata[n]))
+	}
+}
+
+func (v *inspectView) writeSegments(w io.Writer) {
+	if len(v.Segments) == 0 {
+		fmt.Fprintln(w, "\nsegments: none")
+	} else {
+		fmt.Fprintln(w, "\nsegments:")
+		for _, s := range v.Segments {
+			fmt.Fprintf(w, "  %d\t%d bytes\tat %d\t%s\n", s.Index, s.Size, s.FileOffset, s.Role)
+		}
+	}
+	if v.ConstBufs > 0 {
+		fmt.Fprintf(w, "legacy constant buffers: %d\n", v.ConstBufs)
+	}
+}
