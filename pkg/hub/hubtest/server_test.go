@@ -44,10 +44,10 @@ func TestProtocol(t *testing.T) {
 	u := s.URL
 	tests := []struct {
 		name, method, path, token, body string
-		hdr                              map[string]string
-		status                           int
-		header, headerValue              string // a header that must be present with this value ("" any)
-		bodyContains                     string
+		hdr                             map[string]string
+		status                          int
+		header, headerValue             string // a header that must be present with this value ("" any)
+		bodyContains                    string
 	}{
 		{name: "info by short sha", method: "GET", path: "/api/models/org/m/revision/" + sha[:7], status: 200, bodyContains: sha},
 		{name: "info HEAD alias", method: "GET", path: "/api/models/org/m/revision/HEAD?expand=sha", status: 200, bodyContains: `"sha":"` + sha},
@@ -68,7 +68,7 @@ func TestProtocol(t *testing.T) {
 		{name: "whoami", method: "GET", path: "/api/whoami-v2", token: "hf_x", status: 200, bodyContains: `"role":"write"`},
 		{name: "whoami bad token", method: "GET", path: "/api/whoami-v2", token: "nope", status: 401, header: "X-Error-Message", headerValue: "Invalid credentials in Authorization header"},
 		{name: "preupload modes", method: "POST", path: "/api/models/org/m/preupload/main", token: "hf_x",
-			body: `{"files":[{"path":"a.txt","size":3,"sample":"` + base64.StdEncoding.EncodeToString([]byte("abc")) + `"},{"path":"x.pte","size":3,"sample":""},{"path":"e","size":0,"sample":""},{"path":"config.json","size":7,"sample":""}]}`,
+			body:   `{"files":[{"path":"a.txt","size":3,"sample":"` + base64.StdEncoding.EncodeToString([]byte("abc")) + `"},{"path":"x.pte","size":3,"sample":""},{"path":"e","size":0,"sample":""},{"path":"config.json","size":7,"sample":""}]}`,
 			status: 200, bodyContains: `"path":"x.pte","shouldIgnore":false,"uploadMode":"lfs"`},
 		{name: "preupload anonymous", method: "POST", path: "/api/models/org/m/preupload/main", body: `{"files":[]}`, status: 401},
 		{name: "commit stale parent", method: "POST", path: "/api/models/org/m/commit/main", token: "hf_x",

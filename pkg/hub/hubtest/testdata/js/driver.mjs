@@ -5,7 +5,7 @@
 //       create the repo (twice: the second must be a 409), upload the files in one commit,
 //       list them, check existence, read model info and the listing, download each back.
 //   {"mode":"download","paths":["a","b"]}   download files and report sha256 and size.
-//   {"mode":"upload","files":[...]}          upload only (the benchmark), report seconds.
+//   {"mode":"upload","create":true,"files":[...]}  (create and) upload only: the benchmark.
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import {
@@ -79,7 +79,10 @@ async function conformance() {
 const modes = {
   conformance,
   download: () => download(cmd.paths),
-  upload: () => upload(cmd.files),
+  upload: async () => {
+    if (cmd.create) await createRepo({ ...auth, repo });
+    return upload(cmd.files);
+  },
 };
 
 try {
