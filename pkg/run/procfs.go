@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // sysfs names the roots the sampler reads, so tests can point it at a fixture tree.
@@ -193,22 +194,24 @@ func statPgrp(stat []byte) int {
 	return pg
 }
 
-// readInto reads a small proc file into buf, reusing its storage between samples.
+// readInto reads a small proc file into buf, reusing its storage between samples. It uses
+// raw system calls: os.Open would also try to register each file with the network poller,
+// a wasted call per process on every sample.
 func readInto(path string, buf []byte) ([]byte, bool) {
-	f, err := os.Open(path)
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return buf, false
 	}
-	defer f.Close()
+	defer syscall.Close(fd)
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = append(buf, make([]byte, 512)...)[:len(buf)]
 		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err != nil || n == 0 {
+		n, err := syscall.Read(fd, buf[len(buf):cap(buf)])
+		if err != nil || n <= 0 {
 			return buf, len(buf) > 0
 		}
+		buf = buf[:len(buf)+n]
 	}
 }
