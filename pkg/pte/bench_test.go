@@ -50,3 +50,17 @@ func BenchmarkOpenFixture(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOpenQNN opens the real 1.3 MB Qualcomm file from disk: 29 methods, one segment.
+func BenchmarkOpenQNN(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := pte.OpenFile("testdata/stories260k_hybrid_llama_qnn.pte")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(p.Metadata()) != 27 {
+			b.Fatal("metadata lost")
+		}
+	}
+}
