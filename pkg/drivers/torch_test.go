@@ -93,7 +93,13 @@ func torchJobs(t *testing.T, root string) []torchJob {
 			if !rep.Allclose || rep.CheckpointTensors != plan.ExpectTensors || rep.MaxAbs < 0.1 {
 				t.Fatalf("HF and ExecuTorch layouts disagree (or logits too small to tell): %+v", rep)
 			}
-			t.Logf("max |logit| %.3g, max diff %.3g", rep.MaxAbs, rep.MaxAbsDiff)
+			// Each tensor views its own slice of the mmap and the tied head shares the
+			// embedding's storage, so the checkpoint is no bigger than the weights.
+			in, out := fileSizes(t, plan.Shards...), fileSizes(t, plan.Output)
+			if out > in+in/5+64<<10 {
+				t.Errorf("checkpoint %d bytes from %d bytes of safetensors", out, in)
+			}
+			t.Logf("max |logit| %.3g, max diff %.3g; %d bytes in, %d out", rep.MaxAbs, rep.MaxAbsDiff, in, out)
 		}))
 	}
 	// The check must notice a conversion that forgets the un-permute, or splits wrongly.
@@ -252,6 +258,19 @@ func verifyGPTQ(t *testing.T, res GPTQResult, raw json.RawMessage) {
 		t.Errorf("driver's errors %.6g / %.6g differ from the check's %.6g / %.6g",
 			exact.ErrorGPTQ, exact.ErrorRTN, rep.Linears["from_hessian"].Error, rep.RTN)
 	}
+}
+
+func fileSizes(t *testing.T, paths ...string) int64 {
+	t.Helper()
+	var n int64
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += st.Size()
+	}
+	return n
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(math.Abs(a), math.Abs(b)) }
