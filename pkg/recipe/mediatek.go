@@ -1,0 +1,104 @@
+package recipe
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+)
+
+func buildMediaTek(cfg *config.Config, req Request) (*Recipe, error) {
+	mt := cfg.Export.MediaTek
+	src := req.Source
+	chip, ok := cfg.Chips[req.SoC]
+	if !ok || chip.Backend != "mediatek" {
+		return nil, fmt.Errorf("unknown MediaTek chip %q (configured: %s)", req.SoC, strings.Join(mt.SoCs, ", "))
+	}
+	if req.Window < mt.PromptTokens {
+		return nil, fmt.Errorf("window %d is below the %d-token prompt graph", req.Window, mt.PromptTokens)
+	}
+	fam := family.ByArchitecture(src.Config.Architectures())
+	if fam == nil {
+		return nil, fmt.Errorf("%s: architecture %v has no recipe", src.ID, src.Config.Architectures())
+	}
+	plan, err := family.MediaTekPlan(fam, src.Config, mt.MaxChunks)
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be exported to mediatek: %w", src.ID, err)
+	}
+	if req.ExecuTorch == "" || req.MTKPython == "" {
+		return nil, fmt.Errorf("the MediaTek recipe needs the ExecuTorch source tree (--executorch) and the MediaTek tool python (--mtk-python)")
+	}
+	a, err := model.ArchOf(src.Config)
+	if err != nil {
+		return nil, err
+	}
+	examples := join(req.ExecuTorch, "examples", "mediatek")
+	weightsName := src.Name()
+	weights := join(req.Work, "weights", weightsName)
+	cfgJSON, err := weightsConfig(src.Config, plan)
+	if err != nil {
+		return nil, err
+	}
+	label := family.WindowLabel(req.Window)
+	folder := "mtk/" + strings.ToLower(req.SoC)
+	prec := mt.Precision
+	exp := fmt.Sprintf("%s_%s_%d_chunks", weightsName, prec, plan.Chunks)
+	w := strconv.Itoa(req.Window)
+	argv := []string{req.MTKPython, filepath.Join("model_export_scripts", plan.Script), join(weights, "config.json"),
+		"--precision", prec, "--num_chunks", strconv.Itoa(plan.Chunks),
+		"--dataset", mt.Calibration, "--response_cap", strconv.Itoa(mt.ResponseCap),
+		"--preformatter", filepath.Join("aot_utils", "llm_utils", "preformatter_templates", plan.Preformatter),
+		"-shapes", strconv.Itoa(mt.PromptTokens) + "t" + w + "c", "1t" + w + "c", "--platform", chip.Platform}
+	var outs []Output
+	for i := 0; i < plan.Chunks; i++ {
+		name := fmt.Sprintf("%s-neuropilot-%s-%s-chunk%dof%d.pte", src.Name(), strings.ToLower(prec), label, i+1, plan.Chunks)
+		outs = append(outs, Output{
+			From: filepath.Join(examples, "pte", exp, fmt.Sprintf("%s_%d.pte", exp, i)), To: repoPath(folder, name), Kind: "pte",
+			Expect: &check.Expect{MediaTek: check.MediaTekChunk{Exp: exp, PromptTokens: mt.PromptTokens, Window: req.Window, Chunk: i}},
+		})
+	}
+	outs = append(outs, Output{
+		From: join(weights, "embedding_"+weightsName+"_fp32.bin"), To: repoPath(folder, src.Name()+"-neuropilot-embedding-fp32.bin"),
+		Kind: "embedding", Bytes: a.Vocab * a.Dim * 4,
+	})
+	lib := filepath.Join(filepath.Dir(filepath.Dir(req.MTKPython)), "lib", "python"+cfg.Versions.MTKPython, "site-packages", "mtk_neuron", "lib")
+	return &Recipe{
+		Backend: "mediatek", Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
+		Files: map[string][]byte{filepath.Join("weights", weightsName, "config.json"): cfgJSON},
+		Steps: []Step{{Name: "neuropilot_export", Argv: argv, Dir: examples, Stages: "mediatek",
+			Env: map[string]string{"PYTHONUNBUFFERED": "1", "LD_LIBRARY_PATH": lib}}},
+		Outputs: outs,
+		Fields: map[string]any{
+			"script": plan.Script, "precision": prec, "num_chunks": plan.Chunks, "prompt_tokens": mt.PromptTokens,
+			"cache_size": req.Window, "streaming_calibration": plan.Streaming,
+			"calibration": map[string]any{"prompts": mt.Calibration, "preformatter": plan.Preformatter},
+			"label":       fmt.Sprintf("NeuroPilot %s, %d chunks", prec, plan.Chunks),
+			"description": fmt.Sprintf("ExecuTorch %s MediaTek LLM export (examples/mediatek, %s): %s calibrated on MediaTek's %s prompts in the %s chat template, cut into %d chunks, with a %d-token prompt graph and a one-token generation graph over a %d-token cache, compiled with MediaTek NeuroPilot Express SDK %s (mtk_converter %s, mtk_neuron %s) for %s (%s).",
+				cfg.Versions.ExecuTorch, plan.Script, prec, filepath.Base(mt.Calibration), plan.Preformatter, plan.Chunks, mt.PromptTokens, req.Window,
+				cfg.Versions.NeuroPilotSDKBuild, cfg.Versions.MTKConverter, cfg.Versions.MTKNeuron, req.SoC, chip.Name),
+		},
+	}, nil
+}
+
+// weightsConfig is the config.json the MediaTek scripts read: the normalized source config
+// (LFM2's layer_types made explicit) plus the tokenizer the llama path expects.
+func weightsConfig(c *model.Config, plan *family.MTKPlan) ([]byte, error) {
+	out := make(map[string]any, len(c.Top)+1)
+	for k, v := range c.Top {
+		out[k] = v
+	}
+	if plan.Tokenizer != "" {
+		out["tokenizer"] = plan.Tokenizer
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode MediaTek weights config: %w", err)
+	}
+	return append(b, '\n'), nil
+}

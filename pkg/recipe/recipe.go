@@ -1,0 +1,152 @@
+// Package recipe turns (config, model, backend, window, chip) into everything an export
+// needs: the files to write, the command lines, their environment, the outputs and their
+// published names, and what the exported program must say about itself. It runs nothing:
+// every function here is pure, so the golden files in testdata pin each backend's recipe.
+package recipe
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+)
+
+// Request is one export: one model, one backend, one window, and one chip for the NPUs.
+type Request struct {
+	Backend string
+	Source  *model.Source
+	Window  int
+	SoC     string
+	// QMode overrides the recipe's qmode ("fp32" builds the unquantized reference).
+	QMode string
+	// Codes is a GPTQ codes file; empty means int4 codes rounded to nearest.
+	Codes string
+	// Work is the working folder (absolute); the tools run there and write their files.
+	Work string
+	// SourceDir holds the downloaded source (config, weights, tokenizer).
+	SourceDir string
+	// Python runs ExecuTorch (a venv's python). MTKPython is the MediaTek tool venv's.
+	Python    string
+	MTKPython string
+	// ExecuTorch is an ExecuTorch source tree at EXECUTORCH_COMMIT (QNN params files,
+	// examples/mediatek).
+	ExecuTorch string
+}
+
+// Step is one tool run.
+type Step struct {
+	Name string   `json:"name"`
+	Argv []string `json:"argv"`
+	Dir  string   `json:"dir"`
+	// Env is what the recipe adds to the tool's environment (PATH and HOME come from the
+	// host).
+	Env map[string]string `json:"env"`
+	// Stages names the stage rules that time this tool: xnnpack, vulkan, qnn, mediatek.
+	Stages string `json:"stages"`
+}
+
+// Output is one file a tool writes and where it is published.
+type Output struct {
+	// From is where the tool writes it: a path, or a glob that must match exactly one file.
+	From string `json:"from"`
+	// To is its path in the output repo ("xnnpack/Qwen3-1.7B-8da4w-8k.pte").
+	To   string `json:"to"`
+	Kind string `json:"kind"` // "pte" or "embedding"
+	// Expect is what a .pte must say about itself.
+	Expect *check.Expect `json:"expect,omitempty"`
+	// Bytes, when set, is the size the file must have (MediaTek's embedding table).
+	Bytes int64 `json:"bytes,omitempty"`
+}
+
+// Recipe is everything one export runs and produces.
+type Recipe struct {
+	Backend    string `json:"backend"`
+	Target     string `json:"target"`
+	TargetName string `json:"target_name,omitempty"`
+	Window     int    `json:"window"`
+	Label      string `json:"label"`
+	// Folder is the backend folder in the output repo ("xnnpack", "qnn/sm8750").
+	Folder string `json:"folder"`
+	// Files are written under Work before the steps run (paths relative to Work).
+	Files map[string][]byte `json:"-"`
+	// Checkpoint, when set, is where the converted ExecuTorch checkpoint goes (the export
+	// converts the source's safetensors into it first).
+	Checkpoint string   `json:"checkpoint,omitempty"`
+	Steps      []Step   `json:"steps"`
+	Outputs    []Output `json:"outputs"`
+	// Fields is the report's recipe block.
+	Fields map[string]any `json:"recipe"`
+}
+
+// Build dispatches on the backend.
+func Build(cfg *config.Config, req Request) (*Recipe, error) {
+	if req.Source == nil || req.Source.Config == nil {
+		return nil, fmt.Errorf("recipe: no source model loaded")
+	}
+	if !filepath.IsAbs(req.Work) {
+		return nil, fmt.Errorf("recipe: work folder %q must be absolute", req.Work)
+	}
+	if req.Python == "" {
+		req.Python = "python3"
+	}
+	var r *Recipe
+	var err error
+	switch req.Backend {
+	case "xnnpack", "vulkan":
+		r, err = buildLLM(cfg, req)
+	case "qnn":
+		r, err = buildQNN(cfg, req)
+	case "mediatek":
+		r, err = buildMediaTek(cfg, req)
+	default:
+		return nil, fmt.Errorf("unknown backend %q (xnnpack, vulkan, qnn, mediatek)", req.Backend)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range r.Outputs {
+		if o.Kind != "pte" {
+			continue
+		}
+		if problems := AppRules(cfg.RepoFor(req.Source.Name()), o.To, req.Backend); len(problems) > 0 {
+			return nil, fmt.Errorf("%s breaks the app's naming rules: %s", o.To, strings.Join(problems, "; "))
+		}
+	}
+	return r, nil
+}
+
+// AppRules lists why the app would mis-read a published file: the backend it infers from
+// the path, the family it infers from the installed name, the size in the repo name.
+func AppRules(repo, filePath, backend string) []string {
+	var problems []string
+	name := repo[strings.LastIndex(repo, "/")+1:]
+	if strings.Contains(strings.ToLower(name), "xnnpack") {
+		problems = append(problems, "the repo name contains xnnpack, which the app reads as the backend of every file")
+	}
+	want := backend
+	if backend == "mediatek" {
+		want = "neuropilot"
+	}
+	if got := family.AppBackend(filePath); got != want {
+		problems = append(problems, fmt.Sprintf("the app reads the backend of %s as %s, not %s", filePath, got, want))
+	}
+	if family.AppFamily(family.AppModelName(repo, filePath)) == "" {
+		problems = append(problems, fmt.Sprintf("the installed name %s reads as no app family", family.AppModelName(repo, filePath)))
+	}
+	if len(family.SizeHints(name)) == 0 {
+		problems = append(problems, "the repo name carries no size")
+	}
+	return problems
+}
+
+func join(work string, elem ...string) string {
+	return filepath.Join(append([]string{work}, elem...)...)
+}
+
+// repoPath joins repo-relative parts with forward slashes.
+func repoPath(elem ...string) string { return path.Join(elem...) }

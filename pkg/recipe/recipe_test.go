@@ -1,0 +1,229 @@
+package recipe_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/recipe"
+	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func source(t *testing.T, id string) *model.Source {
+	t.Helper()
+	f, err := snapshot.Files(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &model.Source{ID: id}
+	if err := model.Load(context.Background(), s, f); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func request(t *testing.T, id, backend string, window int, soc string) recipe.Request {
+	return recipe.Request{
+		Backend: backend, Source: source(t, id), Window: window, SoC: soc,
+		Work: "/work/export", SourceDir: "/work/export/source", Python: "/venv/bin/python",
+		MTKPython: "/opt/mtk-venv/bin/python", ExecuTorch: "/opt/executorch",
+	}
+}
+
+var cases = []struct {
+	name, id, backend string
+	window            int
+	soc, codes, qmode string
+}{
+	{"qwen3-xnnpack-8k", "Qwen/Qwen3-1.7B", "xnnpack", 8192, "", "", ""},
+	{"qwen3-xnnpack-gptq-4k", "Qwen/Qwen3-4B", "xnnpack", 4096, "", "/work/codes.pt", ""},
+	{"qwen3-vulkan-4k", "Qwen/Qwen3-1.7B", "vulkan", 4096, "", "", ""},
+	{"qwen2.5-xnnpack-2k", "Qwen/Qwen2.5-0.5B-Instruct", "xnnpack", 2048, "", "", ""},
+	{"llama3.2-xnnpack-32k", "meta-llama/Llama-3.2-1B-Instruct", "xnnpack", 32768, "", "", ""},
+	{"smollm2-xnnpack-fp32-8k", "HuggingFaceTB/SmolLM2-360M-Instruct", "xnnpack", 8192, "", "", "fp32"},
+	{"lfm2.5-xnnpack-16k", "LiquidAI/LFM2.5-1.2B-Base", "xnnpack", 16384, "", "", ""},
+	{"qwen3-qnn-sm8750-4k", "Qwen/Qwen3-0.6B", "qnn", 4096, "SM8750", "", ""},
+	{"llama3.2-qnn-sm8650-2k", "meta-llama/Llama-3.2-1B-Instruct", "qnn", 2048, "SM8650", "", ""},
+	{"qwen3-mediatek-mt6991-2k", "Qwen/Qwen3-0.6B", "mediatek", 2048, "MT6991", "", ""},
+	{"smollm2-mediatek-mt6989-512", "HuggingFaceTB/SmolLM2-135M-Instruct", "mediatek", 512, "MT6989", "", ""},
+}
+
+// TestGolden pins every backend's files, argv, environment and outputs for real configs.
+func TestGolden(t *testing.T) {
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request(t, tc.id, tc.backend, tc.window, tc.soc)
+			req.Codes, req.QMode = tc.codes, tc.qmode
+			r, err := recipe.Build(cfg, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			js, _ := json.MarshalIndent(r, "", "  ")
+			b.Write(js)
+			b.WriteString("\n")
+			names := make([]string, 0, len(r.Files))
+			for n := range r.Files {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				b.WriteString("\n--- " + n + "\n")
+				b.Write(r.Files[n])
+			}
+			golden(t, tc.name+".golden", b.Bytes())
+		})
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./pkg/recipe -update)", err)
+	}
+	if !bytes.Equal(want, got) {
+		t.Errorf("%s differs from its golden file (go test ./pkg/recipe -update):\n%s", name, got)
+	}
+}
+
+func lines(t *testing.T, path string) map[string]bool {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l != "" && !strings.HasPrefix(l, "#") {
+			out[l] = true
+		}
+	}
+	return out
+}
+
+func flatten(prefix string, v any, out *[]string) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		*out = append(*out, prefix)
+		return
+	}
+	for k, x := range m {
+		p := k
+		if prefix != "" {
+			p = prefix + "." + k
+		}
+		flatten(p, x, out)
+	}
+}
+
+// TestSchema checks every YAML key against LlmConfig and every params key against
+// ModelArgs, for every recipe in the table.
+func TestSchema(t *testing.T) {
+	cfg, _ := config.Default()
+	keys := lines(t, filepath.Join("testdata", "llm_config_keys.txt"))
+	fields := lines(t, filepath.Join("testdata", "model_args_fields.txt"))
+	for _, tc := range cases {
+		if tc.backend != "xnnpack" && tc.backend != "vulkan" {
+			continue
+		}
+		req := request(t, tc.id, tc.backend, tc.window, tc.soc)
+		req.QMode = tc.qmode
+		r, err := recipe.Build(cfg, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var y map[string]any
+		if err := yaml.Unmarshal(r.Files["export_llm.yaml"], &y); err != nil {
+			t.Fatal(err)
+		}
+		var flat []string
+		flatten("", y, &flat)
+		for _, k := range flat {
+			if !keys[k] {
+				t.Errorf("%s: export_llm.yaml key %s is not in ExecuTorch 1.4.0's LlmConfig", tc.name, k)
+			}
+		}
+		var p map[string]any
+		if err := json.Unmarshal(r.Files["params.json"], &p); err != nil {
+			t.Fatal(err)
+		}
+		for k := range p {
+			if !fields[k] {
+				t.Errorf("%s: params key %s is not a ModelArgs field", tc.name, k)
+			}
+		}
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	cfg, _ := config.Default()
+	tests := []struct {
+		id, backend string
+		window      int
+		soc, want   string
+	}{
+		{"Qwen/Qwen3-4B", "qnn", 2048, "SM8750", "no entry for this checkpoint"},
+		{"Qwen/Qwen3-0.6B", "qnn", 64, "SM8750", "below the prefill length"},
+		{"Qwen/Qwen3-0.6B", "qnn", 2048, "SM9999", "unknown Qualcomm chip"},
+		{"Qwen/Qwen3-0.6B", "mediatek", 2048, "SM8750", "unknown MediaTek chip"},
+		{"Qwen/Qwen3-0.6B", "mediatek", 64, "MT6991", "below the 128-token prompt graph"},
+		{"Qwen/Qwen2.5-0.5B-Instruct", "mediatek", 2048, "MT6991", "-100"},
+		{"LiquidAI/LFM2.5-1.2B-Base", "vulkan", 2048, "", "short convolution"},
+		{"google/gemma-3-1b-it", "xnnpack", 2048, "", "export_llm's model list"},
+		{"Qwen/Qwen3-0.6B", "coreml", 2048, "", "unknown backend"},
+	}
+	for _, tc := range tests {
+		_, err := recipe.Build(cfg, request(t, tc.id, tc.backend, tc.window, tc.soc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: %v, want %q", tc.id, tc.backend, err, tc.want)
+		}
+	}
+	req := request(t, "Qwen/Qwen3-0.6B", "xnnpack", 2048, "")
+	req.Work = "relative"
+	if _, err := recipe.Build(cfg, req); err == nil {
+		t.Error("relative work folder accepted")
+	}
+}
+
+func TestAppRules(t *testing.T) {
+	repo := "experimentalmachines/Qwen3-1.7B-ExecuTorch"
+	if p := recipe.AppRules(repo, "xnnpack/Qwen3-1.7B-8da4w-8k.pte", "xnnpack"); len(p) != 0 {
+		t.Errorf("good name refused: %q", p)
+	}
+	if p := recipe.AppRules(repo, "vulkan/Qwen3-1.7B-8da4w-8k.pte", "xnnpack"); len(p) != 1 || !strings.Contains(p[0], "as vulkan") {
+		t.Errorf("backend mismatch: %q", p)
+	}
+	if p := recipe.AppRules("x/Model-XNNPACK", "xnnpack/model.pte", "xnnpack"); len(p) < 2 {
+		t.Errorf("bad repo: %q", p)
+	}
+	if p := recipe.AppRules(repo, "mtk/mt6991/Qwen3-1.7B-neuropilot-a16w8-2k-chunk1of4.pte", "mediatek"); len(p) != 0 {
+		t.Errorf("mediatek chunk refused: %q", p)
+	}
+}
