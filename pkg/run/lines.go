@@ -52,7 +52,7 @@ func (s *lineSink) Write(p []byte) (int, error) {
 	// A progress bar writes "\r<bar>" and leaves it unterminated until its next redraw,
 	// which may be minutes later: match the stages now, or the start is timed late.
 	// A partial line that matches nothing yet is matched again when it is complete.
-	if len(s.buf) > 0 && !s.matched && !s.afterCR {
+	if len(s.buf) > 0 && !s.matched {
 		s.matched = s.clock.line(now, s.mask(string(s.buf)))
 	}
 	return len(p), nil

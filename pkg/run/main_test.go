@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"testing"
 )
 
@@ -22,7 +23,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fakeprog = filepath.Join(dir, "fakeprog")
-	build := exec.Command("go", "build", "-o", fakeprog, "./internal/fakeprog")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	build := exec.Command(goTool, "build", "-o", fakeprog, "./internal/fakeprog")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "build fakeprog:", err)

@@ -114,8 +114,12 @@ func command(ctx context.Context, path string, spec Spec, sink io.Writer) *exec.
 	return cmd
 }
 
-// classify turns Wait's error into the package's typed errors.
+// classify turns Wait's error into the package's typed errors. A tool that exited 0 has
+// succeeded even if the context ended a moment later.
 func classify(spec Spec, ctx, runCtx context.Context, waitErr error, res Result) error {
+	if waitErr == nil || (errors.Is(waitErr, exec.ErrWaitDelay) && res.ExitStatus == 0) {
+		return nil
+	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("run %s: stopped: %w", spec.Name, ctx.Err())
 	}
@@ -130,10 +134,7 @@ func classify(spec Spec, ctx, runCtx context.Context, waitErr error, res Result)
 		}
 		return e
 	}
-	if waitErr != nil && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		return fmt.Errorf("run %s: %w", spec.Name, waitErr)
-	}
-	return nil
+	return fmt.Errorf("run %s: %w", spec.Name, waitErr)
 }
 
 func exitStatus(ps *os.ProcessState) int {
