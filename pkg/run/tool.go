@@ -63,14 +63,7 @@ func Tool(ctx context.Context, spec Spec) (Result, error) {
 	frame := newFrame(spec, out)
 	frame.open()
 	defer frame.close()
-
-	sink := &lineSink{
-		out: out, secrets: spec.Secrets, tail: newTail(spec.tailLines()),
-		now: time.Now, progressEvery: spec.progressEvery(),
-	}
-	if !frame.grouped {
-		sink.prefix = spec.prefix()
-	}
+	sink := newSink(spec, out, frame.grouped)
 	cmd := command(runCtx, path, spec, sink)
 	start := time.Now()
 	sink.clock = newStageClock(spec.Stages, start)
@@ -90,12 +83,28 @@ func Tool(ctx context.Context, spec Spec) (Result, error) {
 	if sampler != nil {
 		res.Memory = sampler.Stop()
 	}
-	res.Seconds = round(end.Sub(start).Seconds(), 1)
-	res.Timings = sink.clock.finish(end)
-	res.Tail = sink.tail.last()
-	res.MaxRSSBytes = maxRSS(cmd.ProcessState)
-	res.ExitStatus = exitStatus(cmd.ProcessState)
+	res.fill(start, end, sink, cmd.ProcessState)
 	return res, classify(spec, ctx, runCtx, waitErr, res)
+}
+
+func newSink(spec Spec, out io.Writer, grouped bool) *lineSink {
+	s := &lineSink{
+		out: out, secrets: spec.Secrets, tail: newTail(spec.tailLines()),
+		now: time.Now, progressEvery: spec.progressEvery(),
+	}
+	if !grouped {
+		s.prefix = spec.prefix()
+	}
+	return s
+}
+
+// fill records what the finished run left: its time, stages, last lines and exit.
+func (r *Result) fill(start, end time.Time, sink *lineSink, ps *os.ProcessState) {
+	r.Seconds = round(end.Sub(start).Seconds(), 1)
+	r.Timings = sink.clock.finish(end)
+	r.Tail = sink.tail.last()
+	r.MaxRSSBytes = maxRSS(ps)
+	r.ExitStatus = exitStatus(ps)
 }
 
 // command builds the exec.Cmd: own process group, explicit environment, stdout and stderr
