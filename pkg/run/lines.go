@@ -58,12 +58,14 @@ func (s *lineSink) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// close flushes a last unterminated line when the pipe ends.
+// close flushes a last unterminated line when the pipe ends; a last progress redraw is
+// the bar's final state, so it is not throttled.
 func (s *lineSink) close() {
-	if len(s.buf) > 0 || s.afterCR {
-		s.afterCR = false
-		s.emit(s.now(), false)
+	if len(s.buf) > 0 {
+		s.lastProgress = time.Time{}
+		s.emit(s.now(), s.afterCR)
 	}
+	s.afterCR = false
 }
 
 // emit ends the buffered segment; progress segments are throttled.
@@ -72,8 +74,8 @@ func (s *lineSink) emit(now time.Time, progress bool) {
 	s.buf = s.buf[:0]
 	wasMatched := s.matched
 	s.matched = false
-	if line == "" && progress {
-		return
+	if progress && strings.TrimSpace(line) == "" {
+		return // a bar clearing itself
 	}
 	if !wasMatched {
 		s.clock.line(now, line)

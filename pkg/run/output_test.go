@@ -128,6 +128,8 @@ func TestLineSplitting(t *testing.T) {
 		{"last line unterminated", []string{"a\nb"}, []string{"a", "b"}},
 		{"split mid line", []string{"he", "llo\nwor", "ld\n"}, []string{"hello", "world"}},
 		{"empty lines kept", []string{"a\n\nb\n"}, []string{"a", "", "b"}},
+		{"a bar clearing itself is dropped", []string{"a\n\r100%\r    \r"}, []string{"a", "100%"}},
+		{"cr at the end", []string{"a\r"}, []string{"a"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
