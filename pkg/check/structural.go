@@ -136,3 +136,14 @@ func runsOn(m *pte.Method, id, sig string) []string {
 }
 
 func list(s []string) string { return "[" + strings.Join(s, ", ") + "]" }
+
+// StructuralFile opens path and checks it; a file that does not load is a failed check
+// whose one problem says why, so the report records it like any other verdict.
+func StructuralFile(path, backend string, want Expect) Result {
+	prog, err := pte.OpenFile(path)
+	if err != nil {
+		return Result{Kind: "structural", Backend: backend, Problems: []string{"program did not load: " + err.Error()},
+			Methods: []string{}, Delegates: map[string][]string{}, Metadata: pte.Metadata{}}
+	}
+	return Structural(prog, backend, want)
+}

@@ -2,6 +2,8 @@ package check
 
 import (
 	"bytes"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
@@ -138,5 +140,26 @@ func TestMediaTekNamesAgree(t *testing.T) {
 	w := MediaTekChunk{Exp: "e", PromptTokens: 32, Window: 512, Chunk: 3}
 	if !cmp.Equal(c.MethodNames(), w.MethodNames()) {
 		t.Errorf("ptetest %v, check %v", c.MethodNames(), w.MethodNames())
+	}
+}
+
+func TestStructuralFile(t *testing.T) {
+	junk := t.TempDir() + "/junk.pte"
+	if err := os.WriteFile(junk, []byte("ET12 but not really a program"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path, want string
+		passed     bool
+	}{
+		{"testdata/add.pte", "forward does not run on XnnpackBackend", false},
+		{junk, "program did not load: read " + junk + ": not an ExecuTorch .pte file", false},
+		{"testdata/missing.pte", "program did not load: open testdata/missing.pte", false},
+	}
+	for _, tc := range tests {
+		r := StructuralFile(tc.path, "xnnpack", Expect{})
+		if r.Passed != tc.passed || len(r.Problems) == 0 || !strings.HasPrefix(r.Problems[0], tc.want) {
+			t.Errorf("%s: passed %v problems %q, want %q", tc.path, r.Passed, r.Problems, tc.want)
+		}
 	}
 }
