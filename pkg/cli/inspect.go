@@ -117,19 +117,17 @@ func runInspect(env Env, path string, o inspectOpts) int {
 
 // inspectView is what inspect prints, in text or as JSON.
 type inspectView struct {
-	File        string         `json:"file"`
-	Size        int64          `json:"size"`
-	Identifier  string         `json:"identifier"`
-	Header      *headerView    `json:"extended_header"`
-	ProgramSize int64          `json:"program_size"`
-	Methods     []methodView   `json:"methods"`
-	Metadata    pte.Metadata   `json:"metadata"`
-	Segments    []segmentView  `json:"segments"`
-	Named       []namedView    `json:"named_data"`
-	ConstBufs   int            `json:"legacy_constant_buffers"`
-	Check       *check.Result  `json:"check,omitempty"`
-	prog        *pte.Program   `json:"-"`
-	roles       map[int]string `json:"-"`
+	File        string        `json:"file"`
+	Size        int64         `json:"size"`
+	Identifier  string        `json:"identifier"`
+	Header      *headerView   `json:"extended_header"`
+	ProgramSize int64         `json:"program_size"`
+	Methods     []methodView  `json:"methods"`
+	Metadata    pte.Metadata  `json:"metadata"`
+	Segments    []segmentView `json:"segments"`
+	Named       []namedView   `json:"named_data"`
+	ConstBufs   int           `json:"legacy_constant_buffers"`
+	Check       *check.Result `json:"check,omitempty"`
 }
 
 type headerView struct {
@@ -178,7 +176,7 @@ type namedView struct {
 
 func newInspectView(name string, p *pte.Program) *inspectView {
 	v := &inspectView{File: name, Size: p.Size, Identifier: pte.FileIdentifier, ProgramSize: p.ProgramSize,
-		Metadata: p.Metadata(), ConstBufs: len(p.ConstantBuffers), prog: p, Methods: []methodView{},
+		Metadata: p.Metadata(), ConstBufs: len(p.ConstantBuffers), Methods: []methodView{},
 		Segments: []segmentView{}, Named: []namedView{}}
 	if h := p.Header; h != nil {
 		v.Header = &headerView{h.Length, h.ProgramSize, h.SegmentBaseOffset, h.SegmentDataSize}
@@ -186,9 +184,9 @@ func newInspectView(name string, p *pte.Program) *inspectView {
 	for i := range p.Methods {
 		v.Methods = append(v.Methods, newMethodView(&p.Methods[i]))
 	}
-	v.roles = segmentRoles(p)
+	roles := segmentRoles(p)
 	for i, s := range p.Segments {
-		v.Segments = append(v.Segments, segmentView{i, s.Offset, s.Size, s.FileOffset, v.roles[i]})
+		v.Segments = append(v.Segments, segmentView{i, s.Offset, s.Size, s.FileOffset, roles[i]})
 	}
 	for _, nd := range p.NamedData {
 		v.Named = append(v.Named, namedView{nd.Key, nd.SegmentIndex})
