@@ -19,6 +19,8 @@ type Source struct {
 	SHA      string `json:"sha,omitempty"`
 	// PipelineTag and Gated come from the Hub's model info; empty offline.
 	PipelineTag string `json:"pipeline_tag,omitempty"`
+	// Card is the model card's metadata (cardData: license, license_name, license_link).
+	Card map[string]any `json:"-"`
 	// AccessError is set when the repo is gated and the token has no access.
 	AccessError string `json:"access_error,omitempty"`
 	// Origin says where the metadata came from, for the plan's first line.

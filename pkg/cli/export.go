@@ -1,0 +1,105 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/export"
+)
+
+// newFetcher builds the Hub downloader export uses; nil means local folders only.
+var newFetcher = func(env Env) (export.Fetcher, error) { return nil, nil }
+
+func init() {
+	register(Command{
+		Name:    "export",
+		Summary: "export one model to one backend at one window (and chip), with its report",
+		Usage:   "--backend xnnpack|vulkan|qnn|mediatek MODEL --out DIR --work DIR [--context N] [--soc CHIP] [--codes FILE] [--revision R]",
+		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
+			var o export.Options
+			fs.StringVar(&o.Backend, "backend", "", "xnnpack, vulkan, qnn or mediatek (required)")
+			fs.IntVar(&o.Window, "context", 0, "context window in tokens (default: the largest this host can build; QNN and MediaTek: their configured window)")
+			fs.StringVar(&o.SoC, "soc", "", "target chip for qnn (SM8750, SM8650) and mediatek (MT6991, MT6989)")
+			fs.StringVar(&o.Codes, "codes", "", "GPTQ codes file from the solve job (default: round to nearest)")
+			fs.StringVar(&o.QMode, "qmode", "", "override the recipe's qmode: fp32 builds the unquantized reference")
+			fs.StringVar(&o.ID, "id", "", "the Hub id a local MODEL folder holds (names the output repo; the QNN registry goes by it)")
+			fs.StringVar(&o.Revision, "revision", "main", "Hub revision")
+			fs.StringVar(&o.Out, "out", "out", "folder that receives the published layout (backend folders, tokenizer, reports)")
+			fs.StringVar(&o.Work, "work", "work", "working folder, removed after a success unless --keep-work")
+			fs.BoolVar(&o.KeepWork, "keep-work", false, "keep the working folder")
+			fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with ExecuTorch 1.4.0 installed ($EXE_EXPO_PYTHON)")
+			fs.StringVar(&o.MTKPython, "mtk-python", os.Getenv("MTK_PYTHON"), "python of the MediaTek tool virtualenv ($MTK_PYTHON)")
+			fs.StringVar(&o.ExecuTorch, "executorch", os.Getenv("EXECUTORCH_SRC"), "ExecuTorch source tree at EXECUTORCH_COMMIT, for QNN params and examples/mediatek ($EXECUTORCH_SRC)")
+			fs.DurationVar(&o.Timeout, "timeout", 0, "kill a tool that runs longer than this (0: no limit)")
+			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
+			return func(env Env, args []string) int {
+				if len(args) != 1 {
+					fmt.Fprintln(env.Stderr, "export: give exactly one MODEL: a Hub id or a local model folder")
+					return ExitFailed
+				}
+				o.Model = args[0]
+				cfg, err := config.Load(*cfgDir)
+				if err != nil {
+					fmt.Fprintf(env.Stderr, "export: %v\n", err)
+					return ExitFailed
+				}
+				o.Config = cfg
+				if o.Fetcher, err = newFetcher(env); err != nil {
+					fmt.Fprintf(env.Stderr, "export: %v\n", err)
+					return ExitFailed
+				}
+				o.Log = env.Stderr
+				o.RunURL, o.RunID = actionsRun()
+				return runExport(env, o)
+			}
+		},
+	})
+}
+
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// actionsRun links the report to the workflow run, when there is one.
+func actionsRun() (url, id string) {
+	id = os.Getenv("GITHUB_RUN_ID")
+	if id == "" {
+		return "", ""
+	}
+	return fmt.Sprintf("%s/%s/actions/runs/%s", envOr("GITHUB_SERVER_URL", "https://github.com"), os.Getenv("GITHUB_REPOSITORY"), id), id
+}
+
+func runExport(env Env, o export.Options) int {
+	start := time.Now()
+	res, err := export.Run(env.Ctx, o)
+	code := export.ExitCode(err)
+	switch code {
+	case ExitOK:
+	case ExitSkipped:
+		fmt.Fprintln(env.Stderr, err)
+		if os.Getenv("GITHUB_ACTIONS") == "true" {
+			fmt.Fprintf(env.Stdout, "::warning title=Window skipped::%s at %d tokens cannot be exported on this runner: %v\n", o.Model, o.Window, err)
+		}
+		return code
+	default:
+		fmt.Fprintf(env.Stderr, "export failed: %v\n", err)
+		return code
+	}
+	paths := make([]string, 0, len(res.Report.Files))
+	for _, f := range res.Report.Files {
+		paths = append(paths, f.Path)
+	}
+	out, _ := json.MarshalIndent(map[string]any{
+		"files": paths, "window": res.Report.Window.Context, "report": res.ReportPath,
+		"seconds": time.Since(start).Seconds(),
+	}, "", "  ")
+	fmt.Fprintln(env.Stdout, string(out))
+	return ExitOK
+}

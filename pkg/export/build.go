@@ -1,0 +1,303 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/drivers"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+	"github.com/experimentalmachines/exe-expo/pkg/recipe"
+	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/run"
+)
+
+var stageRules = map[string][]run.StageRule{
+	"xnnpack": run.StagesXNNPACK, "vulkan": run.StagesVulkan, "qnn": run.StagesQNN, "mediatek": run.StagesMediaTek,
+}
+
+func (o *Options) newReport(src *model.Source, v *family.Verdict, r *recipe.Recipe, g *gated) *report.Report {
+	var total int64
+	if src.Params != nil {
+		total = src.Params.Total
+	}
+	rep := &report.Report{
+		Backend: r.Backend, Target: r.Target, TargetName: r.TargetName,
+		OutputRepo: o.Config.RepoFor(src.Name()),
+		Source: report.Source{
+			ID: src.ID, SHA: src.SHA, Revision: o.Revision, TotalParams: total,
+			Family: v.Family, Variant: v.Variant, License: license(src), LicenseFiles: []string{},
+		},
+		Toolchain: map[string]string{"executorch": o.Config.Versions.ExecuTorch},
+		Recipe:    r.Fields,
+		Window: report.Window{
+			Context: g.window, Reason: g.reason, KVBytesPerToken: g.kvPerToken,
+			DeviceResident: g.resident, PhoneBudgetBytes: o.Config.Export.DeviceBudgetBytes,
+			FitsPhoneBudget: g.resident <= o.Config.Export.DeviceBudgetBytes,
+		},
+		Estimates: report.Estimates{PTEBytesEstimate: g.pte, ExportPeakBytesEstimate: g.peakEstimate, HostNeedBytes: g.need, DiskNeedBytes: g.disk},
+		Files:     []report.File{},
+		Host:      report.Host{HostFacts: g.host},
+		Metadata:  pte.Metadata{},
+		Smoke:     []check.Result{},
+		Stages:    []report.StageReport{},
+	}
+	switch r.Backend {
+	case "qnn":
+		rep.Toolchain["qairt"] = o.Config.Versions.QAIRT
+	case "mediatek":
+		rep.Toolchain["neuropilot_sdk"] = o.Config.Versions.NeuroPilotSDKBuild
+		rep.Toolchain["mtk_converter"] = o.Config.Versions.MTKConverter
+		rep.Toolchain["mtk_neuron"] = o.Config.Versions.MTKNeuron
+	}
+	if o.RunURL != "" {
+		rep.Run = &report.Run{URL: o.RunURL, ID: o.RunID}
+	}
+	return rep
+}
+
+func license(src *model.Source) report.License {
+	var l report.License
+	if src.Card != nil {
+		l.License, _ = src.Card["license"].(string)
+		l.LicenseName, _ = src.Card["license_name"].(string)
+		l.LicenseLink, _ = src.Card["license_link"].(string)
+	}
+	return l
+}
+
+// build converts, runs the tool, places and checks every output, and fills the report.
+func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe, rep *report.Report) error {
+	for name, data := range r.Files {
+		p := filepath.Join(o.Work, name)
+		if err := report.WriteAtomic(p, data); err != nil {
+			return err
+		}
+	}
+	if r.Checkpoint != "" {
+		if err := o.convert(ctx, src, r, rep); err != nil {
+			return err
+		}
+	}
+	for _, st := range r.Steps {
+		res, err := run.Tool(ctx, run.Spec{
+			Name: st.Name, Argv: st.Argv, Dir: st.Dir, Env: toolEnv(st.Env), Timeout: o.Timeout,
+			Output: o.Log, Stages: stageRules[st.Stages], SampleEvery: o.SampleEvery,
+		})
+		rep.Stages = append(rep.Stages, report.StageReport{Tool: st.Name, Timings: res.Timings})
+		rep.Host.Memory = res.Memory
+		rep.Host.PeakRSSExportBytes = res.MaxRSSBytes
+		rep.Host.ExportSeconds += res.Seconds
+		if err != nil {
+			return fmt.Errorf("%w", err)
+		}
+	}
+	if err := o.copySideFiles(src, rep); err != nil {
+		return err
+	}
+	return o.collect(r, rep)
+}
+
+// toolEnv is the host's PATH and HOME (and the SDK variables a vendor tool reads) plus
+// what the recipe adds; nothing else of this process's environment reaches a tool.
+func toolEnv(add map[string]string) []string {
+	env := run.EnvFrom("PATH", "HOME", "TMPDIR", "LANG", "HF_HOME", "QNN_SDK_ROOT", "OMP_NUM_THREADS")
+	keys := make([]string, 0, len(add))
+	for k := range add {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		v := add[k]
+		if k == "LD_LIBRARY_PATH" {
+			if cur := os.Getenv(k); cur != "" {
+				v += ":" + cur
+			}
+		}
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Recipe, rep *report.Report) error {
+	dir := o.sourceDir()
+	shards, err := drivers.ShardFiles(dir)
+	if err != nil {
+		return fmt.Errorf("convert %s: %w", src.ID, err)
+	}
+	var names []string
+	for _, s := range shards {
+		h, err := model.ReadHeader(ctx, model.Dir(dir), filepath.Base(s))
+		if err != nil {
+			return err
+		}
+		for n := range h.Tensors {
+			names = append(names, n)
+		}
+	}
+	a, err := model.ArchOf(src.Config)
+	if err != nil {
+		return err
+	}
+	fam := family.ByArchitecture(src.Config.Architectures())
+	plan, err := drivers.PlanConvert(drivers.Arch{
+		Family: fam.Key, Layers: int(a.Layers), Heads: int(a.Heads), KVHeads: int(a.KVHeads),
+		TiedEmbeddings: a.Tied, Tensors: names,
+	}, shards, r.Checkpoint)
+	if err != nil {
+		return fmt.Errorf("convert %s: %w", src.ID, err)
+	}
+	if _, err := drivers.WriteScripts(filepath.Join(o.Work, "drivers")); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "exe-expo: converting %d safetensors file(s) of %s into %s\n", len(shards), src.ID, r.Checkpoint)
+	res, err := drivers.Runner{Python: o.Python, Dir: filepath.Join(o.Work, "drivers"), Log: o.Log}.Convert(ctx, plan)
+	if err != nil {
+		return fmt.Errorf("checkpoint conversion: %w", err)
+	}
+	rep.Conversion = &report.Conversion{Tensors: res.Tensors, TiedEmbeddings: res.TiedEmbeddings, Dtypes: res.Dtypes}
+	rep.Host.PeakRSSConvertBytes = res.Process.PeakRSSBytes
+	rep.Host.ConvertSeconds = res.Process.Seconds
+	return nil
+}
+
+// collect places every output under Out, hashes it once, reads each .pte back and checks
+// it against the request.
+func (o *Options) collect(r *recipe.Recipe, rep *report.Report) error {
+	for _, out := range r.Outputs {
+		from, err := resolve(out.From)
+		if err != nil {
+			return fmt.Errorf("%w", err)
+		}
+		dst := filepath.Join(o.Out, filepath.FromSlash(out.To))
+		f, err := report.Place(from, dst)
+		if err != nil {
+			return err
+		}
+		f.Path = out.To
+		rep.Files = append(rep.Files, f)
+		if out.Bytes > 0 && f.Bytes != out.Bytes {
+			return fmt.Errorf("%s has %d bytes, vocab × hidden × 4 is %d", out.To, f.Bytes, out.Bytes)
+		}
+		if out.Kind != "pte" {
+			continue
+		}
+		rep.Estimates.PTEBytesActual += f.Bytes
+		prog, err := pte.OpenFile(dst)
+		if err != nil {
+			return fmt.Errorf("read back %s: %w", out.To, err)
+		}
+		res := check.Structural(prog, r.Backend, *out.Expect)
+		rep.Smoke = append(rep.Smoke, res)
+		for k, v := range res.Metadata {
+			rep.Metadata[k] = v
+		}
+		if !res.Passed {
+			return fmt.Errorf("%s: exported program disagrees with the request: %s", out.To, strings.Join(res.Problems, "; "))
+		}
+	}
+	return nil
+}
+
+// resolve turns an output's From (a path or a glob) into exactly one existing file.
+func resolve(from string) (string, error) {
+	if !strings.ContainsAny(from, "*?[") {
+		if _, err := os.Stat(from); err != nil {
+			return "", fmt.Errorf("the tool did not write %s", from)
+		}
+		return from, nil
+	}
+	m, err := filepath.Glob(from)
+	if err != nil {
+		return "", fmt.Errorf("output pattern %s: %w", from, err)
+	}
+	switch len(m) {
+	case 1:
+		return m[0], nil
+	case 0:
+		return "", fmt.Errorf("the tool wrote no file matching %s", from)
+	}
+	return "", fmt.Errorf("the tool wrote %d files matching %s, expected one: %s", len(m), from, strings.Join(m, ", "))
+}
+
+// copySideFiles copies the tokenizer and the upstream license files to the output root.
+func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
+	dir := o.sourceDir()
+	if rep.Backend == "xnnpack" || rep.Backend == "vulkan" {
+		for _, tk := range []string{"tokenizer.json", "tokenizer.model"} {
+			if _, err := os.Stat(filepath.Join(dir, tk)); err == nil {
+				if err := copyFile(filepath.Join(dir, tk), filepath.Join(o.Out, tk)); err != nil {
+					return err
+				}
+				rep.Tokenizer = tk
+				break
+			}
+		}
+		if rep.Tokenizer == "" {
+			return fmt.Errorf("%s has neither tokenizer.json nor tokenizer.model, and the app needs one", src.ID)
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		n := strings.ToLower(e.Name())
+		if e.IsDir() || !(strings.HasPrefix(n, "license") || strings.HasPrefix(n, "use_policy") || strings.HasPrefix(n, "notice")) {
+			continue
+		}
+		if err := copyFile(filepath.Join(dir, e.Name()), filepath.Join(o.Out, e.Name())); err != nil {
+			return err
+		}
+		rep.Source.LicenseFiles = append(rep.Source.LicenseFiles, e.Name())
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", src, err)
+	}
+	defer in.Close()
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+	}
+	tmp := dst + ".part"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", tmp, err)
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, dst)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	return nil
+}
+
+// ExitCode maps an export error to the CLI's exit code.
+func ExitCode(err error) int {
+	var skip *SkipError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &skip):
+		return 4
+	}
+	return 2
+}

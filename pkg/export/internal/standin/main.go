@@ -1,0 +1,216 @@
+// Command standin plays the ExecuTorch toolchain in tests: invoked as the export's python,
+// it answers the checkpoint converter, export_llm, Qualcomm's llama.py and MediaTek's
+// export scripts by writing genuine .pte files (pkg/pte/ptetest) where the real tools
+// would. It is a test fixture only: nothing in the product runs it.
+//
+// Its behaviour comes from the name it is invoked under (a symlink): python-ok,
+// python-fail, python-sleep, python-hog-<MiB>, python-badmeta.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
+)
+
+func main() {
+	mode := strings.TrimPrefix(filepath.Base(os.Args[0]), "python-")
+	args := os.Args[1:]
+	var err error
+	switch {
+	case len(args) >= 1 && strings.HasSuffix(args[0], "convert.py"):
+		err = convert()
+	case len(args) >= 2 && args[0] == "-m" && args[1] == "executorch.extension.llm.export.export_llm",
+		len(args) >= 1 && strings.HasSuffix(args[0], "export_with_codes.py"):
+		err = exportLLM(mode, args)
+	case len(args) >= 2 && args[0] == "-m" && strings.HasSuffix(args[1], "oss_scripts.llama.llama"):
+		err = qnn(mode, args)
+	case len(args) >= 1 && strings.HasPrefix(args[0], "model_export_scripts/"):
+		err = mediatek(mode, args)
+	default:
+		err = fmt.Errorf("standin: unknown invocation %q", args)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// convert answers convert.py: it reads the plan from stdin, writes a checkpoint file and
+// prints the driver's JSON result.
+func convert() error {
+	var plan struct {
+		Output        string         `json:"output"`
+		Tensors       map[string]any `json:"tensors"`
+		ExpectTensors int            `json:"expect_tensors"`
+		Tie           any            `json:"tie"`
+	}
+	if err := json.NewDecoder(os.Stdin).Decode(&plan); err != nil {
+		return err
+	}
+	if err := os.WriteFile(plan.Output, []byte("standin checkpoint\n"), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "converted", len(plan.Tensors), "tensors")
+	out, _ := json.Marshal(map[string]any{"tensors": plan.ExpectTensors, "tied_embeddings": plan.Tie != nil, "dtypes": map[string]int{"bfloat16": plan.ExpectTensors}})
+	fmt.Println(string(out))
+	return nil
+}
+
+func behave(mode string) error {
+	fmt.Println("Checkpoint dtype: torch.bfloat16")
+	switch {
+	case mode == "fail":
+		fmt.Println("Traceback (most recent call last):")
+		fmt.Println("RuntimeError: standin failed on purpose")
+		os.Exit(3)
+	case mode == "sleep":
+		time.Sleep(time.Hour)
+	case strings.HasPrefix(mode, "hog-"):
+		mib, _ := strconv.Atoi(strings.TrimPrefix(mode, "hog-"))
+		buf := make([]byte, mib<<20)
+		for i := 0; i < len(buf); i += 4096 {
+			buf[i] = 1
+		}
+		time.Sleep(1500 * time.Millisecond)
+		_ = buf[len(buf)-1]
+	}
+	return nil
+}
+
+func flag(args []string, name string) string {
+	for i, a := range args {
+		if a == name && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+func exportLLM(mode string, args []string) error {
+	b, err := os.ReadFile(flag(args, "--config"))
+	if err != nil {
+		return err
+	}
+	var c struct {
+		Base struct {
+			Metadata string `yaml:"metadata"`
+		} `yaml:"base"`
+		Export struct {
+			MaxSeq     int64  `yaml:"max_seq_length"`
+			MaxContext int64  `yaml:"max_context_length"`
+			OutputName string `yaml:"output_name"`
+		} `yaml:"export"`
+		Backend struct {
+			Vulkan *struct{} `yaml:"vulkan"`
+		} `yaml:"backend"`
+	}
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return err
+	}
+	var md struct {
+		BOS   *int64  `json:"get_bos_id"`
+		EOS   []int64 `json:"get_eos_ids"`
+		Reset *int64  `json:"get_state_reset_at_zero"`
+	}
+	if err := json.Unmarshal([]byte(c.Base.Metadata), &md); err != nil {
+		return err
+	}
+	if err := behave(mode); err != nil {
+		return err
+	}
+	bos := int64(-1)
+	if md.BOS != nil {
+		bos = *md.BOS
+	}
+	ctx := c.Export.MaxContext
+	if mode == "badmeta" {
+		ctx /= 2
+	}
+	meta := ptetest.ExportLLMMetadata(c.Export.MaxSeq, ctx, bos, md.EOS)
+	if md.Reset != nil {
+		meta = append(meta, ptetest.Meta{Name: "get_state_reset_at_zero", Value: *md.Reset})
+	}
+	backend := "xnnpack"
+	if c.Backend.Vulkan != nil {
+		backend = "vulkan"
+	}
+	spec, err := ptetest.LLM{Backend: backend, Metadata: meta, WeightsSize: 1 << 20}.Spec()
+	if err != nil {
+		return err
+	}
+	fmt.Println("Lowering to", backend)
+	return ptetest.WriteFile(c.Export.OutputName, spec)
+}
+
+func qnn(mode string, args []string) error {
+	if err := behave(mode); err != nil {
+		return err
+	}
+	w, _ := strconv.ParseInt(flag(args, "--max_context_len"), 10, 64)
+	ar, _ := strconv.ParseInt(flag(args, "--prefill_ar_len"), 10, 64)
+	dir := flag(args, "--artifact")
+	m := flag(args, "--model_mode")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	spec, err := ptetest.QNN{Mode: m, Metadata: ptetest.QNNMetadata(w, ar)}.Spec()
+	if err != nil {
+		return err
+	}
+	fmt.Println("QNN compile done")
+	return ptetest.WriteFile(filepath.Join(dir, m+"_llama_qnn.pte"), spec)
+}
+
+func mediatek(mode string, args []string) error {
+	if err := behave(mode); err != nil {
+		return err
+	}
+	cfgPath := args[1]
+	b, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return err
+	}
+	var cfg struct {
+		Vocab int64 `json:"vocab_size"`
+		Dim   int64 `json:"hidden_size"`
+	}
+	if err := json.Unmarshal(b, &cfg); err != nil {
+		return err
+	}
+	n, _ := strconv.Atoi(flag(args, "--num_chunks"))
+	prec := flag(args, "--precision")
+	shape := flag(args, "-shapes") // "<p>t<w>c"
+	var p, w int
+	fmt.Sscanf(shape, "%dt%dc", &p, &w)
+	weights := filepath.Base(filepath.Dir(cfgPath))
+	exp := fmt.Sprintf("%s_%s_%d_chunks", weights, prec, n)
+	dir := filepath.Join("pte", exp)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		spec, err := ptetest.MediaTekChunk{Exp: exp, PromptTokens: p, Window: w, Chunk: i}.Spec()
+		if err != nil {
+			return err
+		}
+		if err := ptetest.WriteFile(filepath.Join(dir, fmt.Sprintf("%s_%d.pte", exp, i)), spec); err != nil {
+			return err
+		}
+	}
+	emb, err := os.Create(filepath.Join(filepath.Dir(cfgPath), "embedding_"+weights+"_fp32.bin"))
+	if err != nil {
+		return err
+	}
+	defer emb.Close()
+	fmt.Println("NeuroPilot lowering done")
+	return emb.Truncate(cfg.Vocab * cfg.Dim * 4)
+}

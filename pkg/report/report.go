@@ -1,0 +1,221 @@
+// Package report is the export report (export-report-<window>.json): the one record every
+// later step (verify, publish, the model card) reads. It is written atomically, so a
+// crashed export never leaves half a report behind for publish to trust.
+package report
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+	"github.com/experimentalmachines/exe-expo/pkg/run"
+)
+
+// Report mirrors the reference system's export report (section 8.3), with the run's
+// stage timings added.
+type Report struct {
+	Backend    string            `json:"backend"`
+	Target     string            `json:"target"`
+	TargetName string            `json:"target_name,omitempty"`
+	Tokenizer  string            `json:"tokenizer,omitempty"`
+	OutputRepo string            `json:"output_repo"`
+	Source     Source            `json:"source"`
+	Toolchain  map[string]string `json:"toolchain"`
+	Recipe     map[string]any    `json:"recipe"`
+	Window     Window            `json:"window"`
+	Estimates  Estimates         `json:"estimates"`
+	Conversion *Conversion       `json:"conversion,omitempty"`
+	Files      []File            `json:"files"`
+	Host       Host              `json:"host"`
+	Metadata   pte.Metadata      `json:"metadata"`
+	// Smoke is the check that ran on the file: the structural check here; the runner's
+	// smoke test (XNNPACK) replaces it when it runs.
+	Smoke  []check.Result `json:"smoke"`
+	Stages []StageReport  `json:"stages"`
+	Run    *Run           `json:"run,omitempty"`
+}
+
+// Source describes the model the files were exported from.
+type Source struct {
+	ID           string   `json:"id"`
+	SHA          string   `json:"sha,omitempty"`
+	Revision     string   `json:"revision,omitempty"`
+	CreatedAt    string   `json:"created_at,omitempty"`
+	TotalParams  int64    `json:"total_params"`
+	Family       string   `json:"family"`
+	Variant      string   `json:"variant"`
+	License      License  `json:"license"`
+	LicenseFiles []string `json:"license_files"`
+}
+
+// License is the model card's license fields.
+type License struct {
+	License     string `json:"license,omitempty"`
+	LicenseName string `json:"license_name,omitempty"`
+	LicenseLink string `json:"license_link,omitempty"`
+}
+
+// Window records which window was built and what it costs on the phone.
+type Window struct {
+	Context          int    `json:"context"`
+	Reason           string `json:"reason"`
+	KVBytesPerToken  *int64 `json:"kv_cache_bytes_per_token"`
+	DeviceResident   int64  `json:"device_resident_bytes"`
+	PhoneBudgetBytes int64  `json:"phone_budget_bytes"`
+	FitsPhoneBudget  bool   `json:"fits_phone_budget"`
+}
+
+// Estimates are the sizing model's predictions, next to what was measured.
+type Estimates struct {
+	PTEBytesEstimate        int64 `json:"pte_bytes_estimate"`
+	PTEBytesActual          int64 `json:"pte_bytes_actual"`
+	ExportPeakBytesEstimate int64 `json:"export_peak_bytes_estimate,omitempty"`
+	HostNeedBytes           int64 `json:"host_need_bytes"`
+	DiskNeedBytes           int64 `json:"disk_need_bytes"`
+}
+
+// Conversion is what the checkpoint conversion did.
+type Conversion struct {
+	Tensors        int            `json:"tensors"`
+	TiedEmbeddings bool           `json:"tied_embeddings"`
+	Dtypes         map[string]int `json:"dtypes"`
+}
+
+// File is one published file, hashed once.
+type File struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Host is the machine and what the export cost it.
+type Host struct {
+	run.HostFacts
+	run.Memory
+	PeakRSSConvertBytes int64   `json:"peak_rss_convert_bytes"`
+	PeakRSSExportBytes  int64   `json:"peak_rss_export_bytes"`
+	ConvertSeconds      float64 `json:"convert_seconds"`
+	ExportSeconds       float64 `json:"export_seconds"`
+	TotalSeconds        float64 `json:"total_seconds"`
+}
+
+// StageReport is one stage of a tool's run.
+type StageReport struct {
+	Tool    string      `json:"tool"`
+	Timings run.Timings `json:"timings"`
+}
+
+// Run links the report to the workflow run that built it.
+type Run struct {
+	URL string `json:"url"`
+	ID  string `json:"id"`
+}
+
+// Name is the report's file name for a window label.
+func Name(label string) string { return "export-report-" + label + ".json" }
+
+// Write stores r at path atomically: a temporary file in the same folder, synced, then
+// renamed over the target.
+func Write(path string, r *Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report %s: %w", path, err)
+	}
+	return WriteAtomic(path, append(b, '\n'))
+}
+
+// WriteAtomic writes data to path through a temporary file and a rename.
+func WriteAtomic(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("rename into %s: %w", path, err)
+	}
+	return nil
+}
+
+// Read loads a report.
+func Read(path string) (*Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	var r Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Place moves (or, across file systems, copies) src to dst and hashes it in the same pass
+// when copying, right after when renaming: every file is read once for its sha256.
+func Place(src, dst string) (File, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return File{}, fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+	}
+	if err := os.Rename(src, dst); err == nil {
+		return HashFile(dst)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return File{}, fmt.Errorf("open %s: %w", src, err)
+	}
+	defer in.Close()
+	tmp := dst + ".part"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return File{}, fmt.Errorf("create %s: %w", tmp, err)
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return File{}, fmt.Errorf("copy %s to %s: %w", src, dst, err)
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return File{}, fmt.Errorf("rename into %s: %w", dst, err)
+	}
+	os.Remove(src)
+	return File{Path: dst, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// HashFile streams a file through sha256.
+func HashFile(path string) (File, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return File{}, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return File{}, fmt.Errorf("hash %s: %w", path, err)
+	}
+	return File{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
