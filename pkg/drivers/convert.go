@@ -47,6 +47,8 @@ type ConvertResult struct {
 	Tensors        int            `json:"tensors"`
 	TiedEmbeddings bool           `json:"tied_embeddings"`
 	Dtypes         map[string]int `json:"dtypes"`
+	// Process is measured by the Runner, not printed by the driver.
+	Process Process `json:"-"`
 }
 
 // Arch is what the conversion plan needs to know about a model: its family, its shape and

@@ -42,6 +42,8 @@ type GPTQResult struct {
 	Out     string        `json:"out"`
 	Seconds float64       `json:"seconds"`
 	Linears []LinearStats `json:"linears"`
+	// Process is measured by the Runner, not printed by the driver.
+	Process Process `json:"-"`
 }
 
 // LinearStats says how much GPTQ gained on one linear: output error

@@ -12,7 +12,7 @@ import (
 )
 
 // needTool skips a test that lacks a tool, unless CI promised to install it.
-func needTool(t *testing.T, err error) {
+func needTool(t testing.TB, err error) {
 	t.Helper()
 	if err == nil {
 		return
@@ -23,7 +23,7 @@ func needTool(t *testing.T, err error) {
 	t.Skipf("skipping: %v (apt-get install -y python3-torch)", err)
 }
 
-func torchPython(t *testing.T) string {
+func torchPython(t testing.TB) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -33,7 +33,7 @@ func torchPython(t *testing.T) string {
 }
 
 // pyJSON runs a testdata script with python and decodes its JSON stdout into out.
-func pyJSON(t *testing.T, python string, out any, args ...string) {
+func pyJSON(t testing.TB, python string, out any, args ...string) {
 	t.Helper()
 	cmd := exec.Command(python, args...)
 	b, err := cmd.Output()
@@ -52,7 +52,7 @@ func pyJSON(t *testing.T, python string, out any, args ...string) {
 }
 
 // anyPython prefers Debian's interpreter: a pyenv shim costs over a second per start.
-func anyPython(t *testing.T) string {
+func anyPython(t testing.TB) string {
 	t.Helper()
 	for _, c := range DefaultPythons {
 		if p, err := exec.LookPath(c); err == nil {

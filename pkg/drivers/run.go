@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -51,16 +52,24 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Process is what the driver's process cost, for the export report's host section
+// (peak_rss_convert_bytes) and the benchmarks.
+type Process struct {
+	PeakRSSBytes int64
+	Seconds      float64
+}
+
 // Convert runs convert.py on plan.
 func (r Runner) Convert(ctx context.Context, plan Convert) (ConvertResult, error) {
 	var res ConvertResult
 	if err := CheckCheckpointPath(plan.Output); err != nil {
 		return res, err
 	}
-	if err := os.MkdirAll(filepath.Dir(plan.Output), 0o755); err != nil {
+	err := os.MkdirAll(filepath.Dir(plan.Output), 0o755)
+	if err != nil {
 		return res, fmt.Errorf("create checkpoint folder for %s: %w", plan.Output, err)
 	}
-	err := r.run(ctx, ConvertScript, plan, &res)
+	res.Process, err = r.run(ctx, ConvertScript, plan, &res)
 	return res, err
 }
 
@@ -70,20 +79,22 @@ func (r Runner) GPTQ(ctx context.Context, plan GPTQ) (GPTQResult, error) {
 	if err := plan.Validate(); err != nil {
 		return res, err
 	}
-	err := r.run(ctx, GPTQScript, plan, &res)
+	var err error
+	res.Process, err = r.run(ctx, GPTQScript, plan, &res)
 	return res, err
 }
 
 // run feeds in as JSON on stdin and decodes stdout into out.
-func (r Runner) run(ctx context.Context, script string, in, out any) error {
+func (r Runner) run(ctx context.Context, script string, in, out any) (Process, error) {
+	var proc Process
 	path, cleanup, err := r.script(script)
 	if err != nil {
-		return err
+		return proc, err
 	}
 	defer cleanup()
 	body, err := json.Marshal(in)
 	if err != nil {
-		return fmt.Errorf("encode %s plan: %w", script, err)
+		return proc, fmt.Errorf("encode %s plan: %w", script, err)
 	}
 	cmd := exec.CommandContext(ctx, r.Python, path)
 	cmd.Stdin = bytes.NewReader(body)
@@ -97,14 +108,27 @@ func (r Runner) run(ctx context.Context, script string, in, out any) error {
 	cmd.WaitDelay = 5 * time.Second // a child that keeps stderr open cannot hold a cancelled run
 	cmd.Env = append(os.Environ(), "PYTHONUNBUFFERED=1")
 	cmd.Env = append(cmd.Env, r.Env...)
+	start := time.Now()
 	runErr := cmd.Run()
+	proc.Seconds = time.Since(start).Seconds()
+	if ru, ok := rusage(cmd); ok {
+		proc.PeakRSSBytes = ru.Maxrss * 1024 // Linux reports kilobytes
+	}
 	if runErr != nil {
-		return driverError(script, runErr, stdout.Bytes(), stderr.String())
+		return proc, driverError(script, runErr, stdout.Bytes(), stderr.String())
 	}
 	if err := json.Unmarshal(lastLine(stdout.Bytes()), out); err != nil {
-		return fmt.Errorf("%s printed no JSON result (%w); stdout: %.500s", script, err, stdout.String())
+		return proc, fmt.Errorf("%s printed no JSON result (%w); stdout: %.500s", script, err, stdout.String())
 	}
-	return nil
+	return proc, nil
+}
+
+func rusage(cmd *exec.Cmd) (*syscall.Rusage, bool) {
+	if cmd.ProcessState == nil {
+		return nil, false
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	return ru, ok && ru != nil
 }
 
 func driverError(script string, runErr error, stdout []byte, stderr string) error {

@@ -45,6 +45,9 @@ echo '{"tensors": 1, "tied_embeddings": true, "dtypes": {"bfloat16": 1}}'`)
 	if res.Tensors != 1 || !res.TiedEmbeddings || res.Dtypes["bfloat16"] != 1 {
 		t.Errorf("result %+v", res)
 	}
+	if res.Process.Seconds <= 0 || res.Process.PeakRSSBytes < 100<<10 {
+		t.Errorf("process stats %+v, want the child's time and peak RSS", res.Process)
+	}
 	b, err := os.ReadFile(got)
 	if err != nil {
 		t.Fatal(err)

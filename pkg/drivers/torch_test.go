@@ -147,7 +147,7 @@ func gptqRefusalJob(root string) torchJob {
 }
 
 // tinyPlan plans the conversion of root/<family> into a checkpoint named out.
-func tinyPlan(t *testing.T, root, family, out string) (Convert, bool) {
+func tinyPlan(t testing.TB, root, family, out string) (Convert, bool) {
 	t.Helper()
 	dir := filepath.Join(root, family)
 	var facts struct {
@@ -260,7 +260,7 @@ func verifyGPTQ(t *testing.T, res GPTQResult, raw json.RawMessage) {
 	}
 }
 
-func fileSizes(t *testing.T, paths ...string) int64 {
+func fileSizes(t testing.TB, paths ...string) int64 {
 	t.Helper()
 	var n int64
 	for _, p := range paths {
@@ -276,7 +276,7 @@ func fileSizes(t *testing.T, paths ...string) int64 {
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-6*math.Max(math.Abs(a), math.Abs(b)) }
 
 // headerNames reads the tensor names of safetensors files from their headers.
-func headerNames(t *testing.T, shards []string) []string {
+func headerNames(t testing.TB, shards []string) []string {
 	t.Helper()
 	var names []string
 	for _, s := range shards {

@@ -34,12 +34,12 @@ type Fetcher interface {
 
 // Options is one export request.
 type Options struct {
-	Config   *config.Config
-	Backend  string
-	Model    string // Hub id or local folder
+	Config  *config.Config
+	Backend string
+	Model   string // Hub id or local folder
 	// ID names the Hub id a local folder holds (the QNN registry and the output repo go by
 	// it); default: the folder's name.
-	ID string
+	ID       string
 	Revision string
 	// Window is the context window; 0 picks the largest this host can build (XNNPACK,
 	// Vulkan), qnn.max_context_len (QNN) or mediatek.cache_size (MediaTek).

@@ -85,7 +85,9 @@ func New(opts Options) *Client {
 	}
 	hc := opts.HTTPClient
 	if hc == nil {
-		hc = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		tr := http.DefaultTransport.(*http.Transport).Clone()
+		tr.MaxIdleConnsPerHost = 2 * c.parallel // parallel parts reuse their connections
+		hc = &http.Client{Transport: tr}
 	} else {
 		cp := *hc
 		hc = &cp
