@@ -11,4 +11,6 @@
 // (calibration, HTP compile, NeuroPilot lowering, export_llm's phases).
 //
 // Host describes the machine (CPU model, cores, RAM, swap, free disk) for the same report.
+//
+// The package is for Linux hosts, as the runners are: it reads /proc and the cgroup files.
 package run
