@@ -1,0 +1,191 @@
+// Package source connects the Hub client to model analysis and export: a Hub repo at a
+// revision becomes a model.Source (metadata, access, files by range), and an export's
+// source files are downloaded into its work folder.
+package source
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/plan"
+)
+
+// Hub reads models from a Hub endpoint.
+type Hub struct {
+	Client *hub.Client
+	// Progress, when set, receives one line per downloaded file.
+	Progress func(format string, args ...any)
+	// ProbeTimeout bounds the reachability check (default 3 s).
+	ProbeTimeout time.Duration
+}
+
+// Source implements plan.Hub. A Hub that cannot be reached at all answers
+// plan.ErrUnreachable at once (one TCP dial), so an offline plan falls back to the
+// snapshot without waiting out the client's retries.
+func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, model.Files, error) {
+	if err := h.probe(ctx); err != nil {
+		return nil, nil, err
+	}
+	info, err := h.Client.ModelInfo(ctx, id, hub.InfoOptions{Revision: revision, Expand: hub.ExpandForExport})
+	if errors.Is(err, hub.ErrGated) {
+		return &model.Source{ID: id, Revision: revision, Origin: "Hugging Face Hub " + h.Client.Endpoint(), AccessError: accessError(h.Client, id)}, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("model info of %s at %s: %w", id, revision, err)
+	}
+	src := &model.Source{
+		ID: id, Revision: revision, SHA: info.SHA, PipelineTag: info.PipelineTag, Card: info.CardData,
+		Origin: fmt.Sprintf("Hugging Face Hub %s, %s at %s", h.Client.Endpoint(), id, short(info.SHA)),
+	}
+	rev := info.SHA
+	if rev == "" {
+		rev = revision
+	}
+	files := h.Client.Files(id, rev)
+	// Model info of a gated repo is public; its files are not. Ask for config.json once
+	// here so that a gated repo becomes a refusal with the sentence, not an error.
+	if _, err := files.ReadFile(ctx, "config.json"); errors.Is(err, hub.ErrGated) {
+		src.AccessError = accessError(h.Client, id)
+		return src, nil, nil
+	}
+	return src, gatedFiles{files, h.Client, id}, nil
+}
+
+// gatedFiles turns a gated answer while reading files into the access sentence.
+type gatedFiles struct {
+	f  *hub.RepoFiles
+	c  *hub.Client
+	id string
+}
+
+func (g gatedFiles) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	b, err := g.f.ReadFile(ctx, name)
+	return b, g.wrap(err)
+}
+
+func (g gatedFiles) ReadRange(ctx context.Context, name string, off, n int64) ([]byte, error) {
+	b, err := g.f.ReadRange(ctx, name, off, n)
+	return b, g.wrap(err)
+}
+
+func (g gatedFiles) wrap(err error) error {
+	if errors.Is(err, hub.ErrGated) {
+		return fmt.Errorf("%s: %w", accessError(g.c, g.id), err)
+	}
+	return err
+}
+
+func accessError(c *hub.Client, id string) string {
+	return fmt.Sprintf("gated repo and the HF_TOKEN account has no access: accept the license at %s/%s with that account", strings.TrimSuffix(c.Endpoint(), "/"), id)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+func (h Hub) probe(ctx context.Context) error {
+	u, err := url.Parse(h.Client.Endpoint())
+	if err != nil {
+		return fmt.Errorf("hub endpoint %q: %w", h.Client.Endpoint(), err)
+	}
+	host := u.Host
+	if u.Port() == "" {
+		port := "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	t := h.ProbeTimeout
+	if t == 0 {
+		t = 3 * time.Second
+	}
+	d := net.Dialer{Timeout: t}
+	conn, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return fmt.Errorf("%w (%s): %v", plan.ErrUnreachable, u.Host, err)
+	}
+	conn.Close()
+	return nil
+}
+
+// sideFiles are the small files an export copies or needs besides the weights.
+var sideFiles = map[string]bool{
+	"config.json": true, "generation_config.json": true, "tokenizer.json": true, "tokenizer.model": true,
+	"tokenizer_config.json": true, "special_tokens_map.json": true, "chat_template.jinja": true, "README.md": true,
+	model.IndexFile: true,
+}
+
+// metaCheckpoint are the files ExecuTorch's Qualcomm script takes for Llama 3.2.
+var metaCheckpoint = map[string]bool{"original/consolidated.00.pth": true, "original/params.json": true, "original/tokenizer.model": true}
+
+// Wanted says whether an export downloads path: the side files, the license files, the
+// safetensors weights when weights is set, and Meta's original checkpoint for QNN.
+func Wanted(path string, weights bool) bool {
+	lower := strings.ToLower(path)
+	switch {
+	case sideFiles[path]:
+		return true
+	case !strings.Contains(path, "/") && (strings.HasPrefix(lower, "license") || strings.HasPrefix(lower, "use_policy") || strings.HasPrefix(lower, "notice")):
+		return true
+	case weights && !strings.Contains(path, "/") && strings.HasSuffix(path, ".safetensors"):
+		return true
+	case !weights && metaCheckpoint[path]:
+		return true
+	}
+	return false
+}
+
+// Fetch implements export.Fetcher: the files an export needs, at the sha model info
+// reports (so every file comes from one commit), streamed to dir.
+func (h Hub) Fetch(ctx context.Context, id, revision, dir string, weights bool) (*model.Source, error) {
+	info, err := h.Client.ModelInfo(ctx, id, hub.InfoOptions{Revision: revision, Expand: hub.ExpandForExport})
+	if errors.Is(err, hub.ErrGated) {
+		return &model.Source{ID: id, Revision: revision, AccessError: accessError(h.Client, id)}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("model info of %s at %s: %w", id, revision, err)
+	}
+	rev := info.SHA
+	if rev == "" {
+		rev = revision
+	}
+	for _, s := range info.Siblings {
+		if !Wanted(s.Path, weights) {
+			continue
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(s.Path))
+		if !strings.HasPrefix(dst, filepath.Clean(dir)+string(os.PathSeparator)) {
+			return nil, fmt.Errorf("%s lists a file outside the repo: %q", id, s.Path)
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+		}
+		d, err := h.Client.Download(ctx, id, rev, s.Path, dst)
+		if errors.Is(err, hub.ErrGated) {
+			return &model.Source{ID: id, Revision: revision, SHA: info.SHA, AccessError: accessError(h.Client, id)}, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("download %s of %s: %w", s.Path, id, err)
+		}
+		if h.Progress != nil {
+			h.Progress("downloaded %s (%d bytes)", s.Path, d.Size)
+		}
+	}
+	return &model.Source{
+		ID: id, Revision: revision, SHA: info.SHA, PipelineTag: info.PipelineTag, Card: info.CardData,
+		Origin: fmt.Sprintf("Hugging Face Hub %s, %s at %s", h.Client.Endpoint(), id, short(info.SHA)),
+	}, nil
+}
