@@ -3,6 +3,7 @@ package pte
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Metadata holds the values of a program's constant methods (get_max_seq_len, use_kv_cache,
@@ -38,10 +39,22 @@ func (m *Method) constantValue() (any, bool) {
 		}
 		leaves = append(leaves, v)
 	}
-	if len(leaves) == 1 && !listMethods[m.Name] {
+	if len(leaves) == 1 && !listMethods[m.Name] && !isListSpec(m.OutputSpec) {
 		return leaves[0], true
 	}
 	return list(leaves), true
+}
+
+// isListSpec reports whether a getter's output pytree spec is a list or tuple, so a
+// one-element list stays a list: JSON specs name builtins.list/tuple, the older string
+// form starts with L<n># or T<n>#.
+func isListSpec(spec string) bool {
+	for _, p := range []string{`[1, {"type": "builtins.list"`, `[1, {"type": "builtins.tuple"`} {
+		if strings.HasPrefix(spec, p) {
+			return true
+		}
+	}
+	return len(spec) > 2 && (spec[0] == 'L' || spec[0] == 'T') && spec[1] >= '0' && spec[1] <= '9'
 }
 
 func scalar(v Value) (any, bool) {
@@ -82,9 +95,6 @@ func list(leaves []any) any {
 }
 
 func sameType(leaves []any) any {
-	if len(leaves) == 1 {
-		return leaves[0]
-	}
 	fl, bl := make([]float64, 0, len(leaves)), make([]bool, 0, len(leaves))
 	for _, l := range leaves {
 		switch x := l.(type) {

@@ -52,7 +52,7 @@ func (pb *programBuilder) constantMethod(md Meta) (uoff, error) {
 	b := pb.b
 	name := b.CreateString(md.Name)
 	spec := `[1, {"type": null, "context": null, "children_spec": []}]`
-	if _, isList := md.Value.([]int64); isList || len(leaves) != 1 {
+	if isSlice(md.Value) {
 		spec = fmt.Sprintf(`[1, {"type": "builtins.list", "context": "null", "children_spec": [%s]}]`,
 			strings.TrimSuffix(strings.Repeat(`{"type": null, "context": null, "children_spec": []}, `, len(leaves)), ", "))
 	}
@@ -65,6 +65,14 @@ func (pb *programBuilder) constantMethod(md Meta) (uoff, error) {
 	}
 	empty := b.CreateVectorOfTables(nil)
 	return pb.executionPlan(name, meta, values, nil, outs, nil, empty, b.CreateVectorOfTables(nil), []int64{0}), nil
+}
+
+func isSlice(v any) bool {
+	switch v.(type) {
+	case []int, []int64, []float64, []bool:
+		return true
+	}
+	return false
 }
 
 func flatten(v any) ([]any, error) {
