@@ -205,8 +205,11 @@ func decodeInstruction(t table) (Instruction, error) {
 		return in, fmt.Errorf("unknown instruction type %d", tag)
 	}
 	args, ok, err := t.sub(1)
-	if err != nil || !ok {
-		return in, fmt.Errorf("%s call without arguments: %v", in.Kind, err)
+	if err != nil {
+		return in, fmt.Errorf("%s call arguments: %w", in.Kind, err)
+	}
+	if !ok {
+		return in, fmt.Errorf("%s call without arguments", in.Kind)
 	}
 	if in.Index, err = args.i32(0); err != nil {
 		return in, err
