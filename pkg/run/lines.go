@@ -13,6 +13,7 @@ import (
 // Stderr are the same writer, so lineSink needs no lock.
 type lineSink struct {
 	out           io.Writer
+	transcript    io.Writer // nil, or every line with its arrival time
 	prefix        string
 	secrets       []string
 	tail          *tail
@@ -80,6 +81,9 @@ func (s *lineSink) emit(now time.Time, progress bool) {
 	if !wasMatched {
 		s.clock.line(now, line)
 	}
+	if s.transcript != nil {
+		io.WriteString(s.transcript, now.UTC().Format(transcriptTime)+" "+line+"\n")
+	}
 	if progress {
 		if s.progressEvery >= 0 && !s.lastProgress.IsZero() && now.Sub(s.lastProgress) < s.progressEvery {
 			return
@@ -101,6 +105,9 @@ func maskAll(line string, secrets []string) string {
 	}
 	return line
 }
+
+// transcriptTime stamps transcript lines to the millisecond, in UTC.
+const transcriptTime = "2006-01-02T15:04:05.000Z"
 
 // tail keeps the last n lines for error messages.
 type tail struct {

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 )
 
 // script prints on both streams, including lines that look like workflow commands, a
@@ -159,5 +160,35 @@ func TestLongLineIsCut(t *testing.T) {
 	}
 	if got := s.tail.last()[0]; len(got) > maxTailLineBytes+len("…") {
 		t.Errorf("tail line is %d bytes", len(got))
+	}
+}
+
+// TestTranscript checks that the transcript has every line, throttled redraws included,
+// stamped in order, with secrets masked.
+func TestTranscript(t *testing.T) {
+	var out, transcript bytes.Buffer
+	start := time.Now().UTC().Add(-time.Second)
+	if _, err := Tool(context.Background(), Spec{
+		Name: "t", Argv: fake("p:one", "r:bar 1", "r:bar 2", "r:bar 3", "n", "p:key hf_x"), Output: &out, Transcript: &transcript,
+		Mode: LogPrefixed, SampleEvery: -1, ProgressEvery: time.Hour, Secrets: []string{"hf_x"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(transcript.String(), "\n"), "\n")
+	want := []string{"one", "bar 1", "bar 2", "bar 3", "key ***"}
+	if len(lines) != len(want) {
+		t.Fatalf("transcript = %q", lines)
+	}
+	prev := start
+	for i, l := range lines {
+		stamp, text, _ := strings.Cut(l, " ")
+		at, err := time.Parse(transcriptTime, stamp)
+		if err != nil || at.Before(prev) || at.After(time.Now()) || text != want[i] {
+			t.Errorf("line %d = %q (%v), want %q after %s", i, l, err, want[i], prev)
+		}
+		prev = at
+	}
+	if strings.Contains(out.String(), "bar 2") {
+		t.Errorf("throttled redraw reached the log: %q", out.String())
 	}
 }

@@ -16,7 +16,8 @@ const (
 	// LogAuto groups on GitHub Actions (GITHUB_ACTIONS=true) and prefixes elsewhere.
 	LogAuto LogMode = iota
 	// LogGrouped folds the output into one ::group::<name> block, the way Actions logs
-	// stay readable when a tool prints thousands of lines.
+	// stay readable when a tool prints thousands of lines. Actions groups do not nest, so
+	// the caller must not have a group open.
 	LogGrouped
 	// LogPrefixed starts every line with "[name] " so interleaved local runs stay legible.
 	LogPrefixed
@@ -57,6 +58,10 @@ type Spec struct {
 	Timeout time.Duration
 	// Output receives the framed log; nil means os.Stdout.
 	Output io.Writer
+	// Transcript, if set, receives every line, progress redraws included, each after its
+	// arrival time ("2026-09-12T10:00:00.000Z "), so that a saved log can later show where
+	// the stage times came from. Secrets are masked here too.
+	Transcript io.Writer
 	// Mode frames the output; LogAuto by default.
 	Mode LogMode
 	// LogPrefix replaces the local "[name] " prefix.

@@ -92,6 +92,9 @@ func newSink(spec Spec, out io.Writer, grouped bool) *lineSink {
 		out: out, secrets: spec.Secrets, tail: newTail(spec.tailLines()),
 		now: time.Now, progressEvery: spec.progressEvery(),
 	}
+	if spec.Transcript != nil {
+		s.transcript = safeWriter{spec.Transcript}
+	}
 	if !grouped {
 		s.prefix = spec.prefix()
 	}
