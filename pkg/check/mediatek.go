@@ -12,9 +12,10 @@ import (
 // MediaTekChunk names one chunk file as MediaTek's export scripts write it: methods
 // <Exp>_<PromptTokens>t<Window>c_<Chunk> and <Exp>_1t<Window>c_<Chunk>, Chunk 0-based.
 type MediaTekChunk struct {
-	Exp                  string
-	PromptTokens, Window int
-	Chunk                int
+	Exp          string `json:"exp"`
+	PromptTokens int    `json:"prompt_tokens"`
+	Window       int    `json:"window"`
+	Chunk        int    `json:"chunk"`
 }
 
 // MethodNames returns the chunk's two method names, sorted.

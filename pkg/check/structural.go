@@ -28,16 +28,17 @@ func BackendID(backend string) string { return backendIDs[backend].id }
 // Expect is what the export requested. Zero fields are not checked.
 type Expect struct {
 	// MaxSeqLen and MaxContextLen are get_max_seq_len and get_max_context_len.
-	MaxSeqLen, MaxContextLen int64
+	MaxSeqLen     int64 `json:"max_seq_len,omitempty"`
+	MaxContextLen int64 `json:"max_context_len,omitempty"`
 	// BOS is get_bos_id; EOS is get_eos_ids, in order.
-	BOS *int64
-	EOS []int64
+	BOS *int64  `json:"bos,omitempty"`
+	EOS []int64 `json:"eos,omitempty"`
 	// Metadata holds further exact values, e.g. get_state_reset_at_zero: 1 for LFM2.
-	Metadata map[string]any
+	Metadata map[string]any `json:"metadata,omitempty"`
 	// QNNMode is "hybrid" (default: kv_forward and prefill_forward) or "kv".
-	QNNMode string
+	QNNMode string `json:"qnn_mode,omitempty"`
 	// MediaTek names one chunk file's methods; without Exp only their pattern is checked.
-	MediaTek MediaTekChunk
+	MediaTek MediaTekChunk `json:"mediatek"`
 }
 
 // Result is the structural verdict as the export report records it.
