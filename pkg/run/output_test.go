@@ -192,3 +192,32 @@ func TestTranscript(t *testing.T) {
 		t.Errorf("throttled redraw reached the log: %q", out.String())
 	}
 }
+
+func TestWarnsWithoutUnbufferedPython(t *testing.T) {
+	tests := []struct {
+		name   string
+		mode   LogMode
+		env    []string
+		stages []StageRule
+		want   string // "" for no warning
+	}{
+		{"local", LogPrefixed, nil, StagesMediaTek, "[w] warning: w: PYTHONUNBUFFERED is not set"},
+		{"actions", LogGrouped, nil, StagesMediaTek, "::warning::w: PYTHONUNBUFFERED is not set"},
+		{"set", LogPrefixed, []string{"PYTHONUNBUFFERED=1"}, StagesMediaTek, ""},
+		{"no stages", LogPrefixed, nil, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			if _, err := Tool(context.Background(), Spec{
+				Name: "w", Argv: fake("p:x"), Env: tc.env, Output: &buf, Mode: tc.mode, SampleEvery: -1, Stages: tc.stages,
+			}); err != nil {
+				t.Fatal(err)
+			}
+			got := strings.Contains(buf.String(), "PYTHONUNBUFFERED")
+			if tc.want == "" && got || tc.want != "" && !strings.Contains(buf.String(), tc.want) {
+				t.Errorf("output = %q, want warning %q", buf.String(), tc.want)
+			}
+		})
+	}
+}

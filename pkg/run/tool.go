@@ -210,9 +210,21 @@ func newFrame(spec Spec, out io.Writer) *frame {
 
 func (f *frame) open() {
 	cmdline := "$ " + maskAll(quoteArgv(f.spec.Argv), f.spec.Secrets)
+	warn := ""
+	if len(f.spec.Stages) > 0 {
+		if _, ok := envValue(f.spec.Env, "PYTHONUNBUFFERED"); !ok {
+			warn = f.spec.Name + ": PYTHONUNBUFFERED is not set, so stage times from print() lines arrive at exit"
+		}
+	}
 	if !f.grouped {
 		io.WriteString(f.out, f.spec.prefix()+cmdline+"\n")
+		if warn != "" {
+			io.WriteString(f.out, f.spec.prefix()+"warning: "+warn+"\n")
+		}
 		return
+	}
+	if warn != "" {
+		f.gha.Warningf("%s", warn)
 	}
 	for _, s := range f.spec.Secrets {
 		if s != "" {
