@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"time"
 )
 
@@ -86,11 +87,15 @@ func (e *Error) hint() string {
 	return ""
 }
 
+// repoPage is the repo's web page on the Hub that answered (where the license is accepted).
 func (e *Error) repoPage() string {
 	if e.Repo == "" {
 		return "the repo page"
 	}
-	return "https://huggingface.co/" + e.Repo
+	if u, err := url.Parse(e.URL); err == nil && u.Host != "" {
+		return u.Scheme + "://" + u.Host + "/" + e.Repo
+	}
+	return DefaultEndpoint + "/" + e.Repo
 }
 
 // Is matches the sentinel of e's kind; a missing file also matches fs.ErrNotExist, which is

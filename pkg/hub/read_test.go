@@ -112,7 +112,7 @@ func TestErrors(t *testing.T) {
 		status      int
 		msgContains string
 	}{
-		{"gated anonymous", "", "meta/gated", "main", "config.json", hub.ErrGated, 401, "accept the license at https://huggingface.co/meta/gated"},
+		{"gated anonymous", "", "meta/gated", "main", "config.json", hub.ErrGated, 401, "accept the license at " + srv.URL + "/meta/gated"},
 		{"gated not accepted", testToken, "meta/gated", "main", "config.json", hub.ErrGated, 403, "HF_TOKEN"},
 		{"missing repo", testToken, "org/nope", "main", "config.json", hub.ErrRepoNotFound, 404, "does not exist or is private"},
 		{"private anonymous", "", "org/secret", "main", "config.json", hub.ErrRepoNotFound, 401, "org/secret"},
