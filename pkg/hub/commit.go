@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -94,7 +95,7 @@ func (c *Client) Commit(ctx context.Context, req CommitRequest) (*CommitResult, 
 }
 
 // ErrNoChanges means every file of a commit is already on the Hub with the same content.
-var ErrNoChanges = fmt.Errorf("no changes")
+var ErrNoChanges = errors.New("no changes")
 
 // sizeFiles fills in missing sizes from disk and checks each file has one source.
 func sizeFiles(in []CommitFile) ([]CommitFile, error) {
