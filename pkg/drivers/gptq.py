@@ -128,9 +128,13 @@ def solve(torch, w, h, plan, name):
     return q, scale, int(dead.sum().item()), damp
 
 
-def output_error(torch, w, q, s, h, g):
-    d = w - q * s.repeat_interleave(g, dim=1)
-    return float(((d @ h) * d).sum().item())
+def output_errors(torch, w, h, g, codes):
+    """trace(D H D^T) for D = W (the scale) and W - W' for each (q, s) in codes, in one
+    fp32 product: these are statistics, and this is the costliest step after the solve."""
+    blocks = [w] + [w - q * s.repeat_interleave(g, dim=1) for q, s in codes]
+    m = torch.cat(blocks).to(torch.float32)
+    per_row = ((m @ h.to(torch.float32)) * m).sum(dim=1).to(torch.float64)
+    return [float(part.sum().item()) for part in per_row.split(w.shape[0])]
 
 
 def check_shapes(w, h, plan, name):
@@ -155,9 +159,8 @@ def solve_linear(torch, spec, plan):
     q, s, dead, damp = solve(torch, w, h, plan, name)
     qr, sr = rtn(torch, w, plan)
     g = plan["group_size"]
-    base = float(((w @ h) * w).sum().item()) or 1.0
-    e_gptq = output_error(torch, w, q, s, h, g)
-    e_rtn = output_error(torch, w, qr, sr, h, g)
+    base, e_gptq, e_rtn = output_errors(torch, w, h, g, [(q, s), (qr, sr)])
+    base = base or 1.0
     codes = {"qdata": q.to(torch.int8).contiguous(), "scale": s.to(torch.bfloat16).contiguous()}
     stats = {"name": name, "rows": w.shape[0], "cols": w.shape[1], "dead_columns": dead,
              "damp": damp, "error_gptq": e_gptq, "error_rtn": e_rtn,
