@@ -1,11 +1,17 @@
 package drivers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // BenchmarkConvert converts a 1.2 GB bf16 checkpoint with Qwen3-0.6B's shapes. qwen3 maps
@@ -62,4 +68,74 @@ func BenchmarkGPTQ(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkConvertMemory runs convert.py directly and samples /proc/<pid>/status, to split
+// the peak RSS into anonymous memory (what conversion allocates) and file-backed pages
+// (the mmap'd shards, page cache the kernel can drop).
+func BenchmarkConvertMemory(b *testing.B) {
+	for _, family := range []string{"qwen3", "llama"} {
+		b.Run(family, func(b *testing.B) {
+			py := torchPython(b)
+			root := b.TempDir()
+			if err := os.Mkdir(filepath.Join(root, family), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			pyJSON(b, py, nil, filepath.Join("testdata", "bench_model.py"), "model", family, filepath.Join(root, family))
+			plan, _ := tinyPlan(b, root, family, "consolidated.pth")
+			if err := os.MkdirAll(filepath.Dir(plan.Output), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			scripts, err := WriteScripts(filepath.Join(root, "drivers"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			body, _ := json.Marshal(plan)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				cmd := exec.Command(py, scripts[0])
+				cmd.Stdin = bytes.NewReader(body)
+				if err := cmd.Start(); err != nil {
+					b.Fatal(err)
+				}
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				var anon, file int64
+				status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+			sample:
+				for {
+					select {
+					case err := <-done:
+						if err != nil {
+							b.Fatal(err)
+						}
+						break sample
+					case <-time.After(20 * time.Millisecond):
+						a, f := rssSplit(status)
+						anon, file = max(anon, a), max(file, f)
+					}
+				}
+				b.ReportMetric(float64(anon)/1e6, "peakAnon-MB")
+				b.ReportMetric(float64(file)/1e6, "peakFile-MB")
+			}
+		})
+	}
+}
+
+// rssSplit reads RssAnon and RssFile (bytes) from a /proc status file.
+func rssSplit(path string) (anon, file int64) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var kb int64
+		if _, err := fmt.Sscanf(line, "RssAnon: %d kB", &kb); err == nil {
+			anon = kb << 10
+		}
+		if _, err := fmt.Sscanf(line, "RssFile: %d kB", &kb); err == nil {
+			file = kb << 10
+		}
+	}
+	return anon, file
 }

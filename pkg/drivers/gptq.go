@@ -21,7 +21,8 @@ type GPTQ struct {
 	QMin      int       `json:"qmin"`
 	QMax      int       `json:"qmax"`
 	// FakeQuantActivations quantises activations per token (asymmetric int8) before they
-	// enter the Hessian, as 8da4w's dynamic activation quantisation will at run time.
+	// enter the Hessian, as 8da4w's dynamic activation quantisation will at run time. It
+	// applies to Linear.Activations only; a given Hessian is used as it is.
 	FakeQuantActivations bool     `json:"fake_quant_activations"`
 	Linears              []Linear `json:"linears"`
 }

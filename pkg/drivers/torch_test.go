@@ -208,6 +208,9 @@ func gptqJob(root string) torchJob {
 	plan := NewGPTQ(out, []Linear{
 		{Name: "from_activations", Weight: filepath.Join(dir, "weight.pt"), Activations: filepath.Join(dir, "activations.pt")},
 		{Name: "from_hessian", Weight: filepath.Join(dir, "weight.pt"), Hessian: filepath.Join(dir, "hessian.pt")},
+		{Name: "from_dict", Weight: filepath.Join(dir, "weights.pt"), WeightKey: "layers.0.feed_forward.w2.weight",
+			Hessian: filepath.Join(dir, "hessian.pt")},
+		{Name: "identity", Weight: filepath.Join(dir, "weight.pt"), Hessian: filepath.Join(dir, "identity.pt")},
 	})
 	return torchJob{
 		name: "gptq",
@@ -223,8 +226,10 @@ func gptqJob(root string) torchJob {
 
 func verifyGPTQ(t *testing.T, res GPTQResult, raw json.RawMessage) {
 	var rep struct {
-		RTN     float64 `json:"rtn"`
-		Linears map[string]struct {
+		RTN             float64 `json:"rtn"`
+		DictMatchesFile bool    `json:"dict_matches_file"`
+		IdentityIsClip  bool    `json:"identity_is_clip_search"`
+		Linears         map[string]struct {
 			Error         float64  `json:"error"`
 			Problems      []string `json:"problems"`
 			DistinctCodes int      `json:"distinct_codes"`
@@ -233,10 +238,16 @@ func verifyGPTQ(t *testing.T, res GPTQResult, raw json.RawMessage) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatalf("report %s: %v", raw, err)
 	}
-	if len(res.Linears) != 2 || len(rep.Linears) != 2 {
-		t.Fatalf("solved %d linears, codes hold %d; want 2", len(res.Linears), len(rep.Linears))
+	if len(res.Linears) != 4 || len(rep.Linears) != 4 {
+		t.Fatalf("solved %d linears, codes hold %d; want 4", len(res.Linears), len(rep.Linears))
 	}
-	for _, st := range res.Linears {
+	if !rep.IdentityIsClip {
+		t.Errorf("with an identity Hessian the codes differ from round-to-nearest with the best clip per group")
+	}
+	if !rep.DictMatchesFile {
+		t.Errorf("the weight read from a dict by key solved differently from the same weight in its own file")
+	}
+	for _, st := range res.Linears[:3] { // the identity Hessian knows nothing of X
 		got := rep.Linears[st.Name]
 		if len(got.Problems) > 0 {
 			t.Errorf("%s: %v", st.Name, got.Problems)

@@ -4,7 +4,8 @@ Written for exe-expo's driver tests (no third-party source copied). Two commands
 
   gptq_layer.py make DIR     weight.pt [ROWS, COLS] (bf16), activations.pt [TOKENS, COLS]
                              with strongly correlated columns and column DEAD always zero,
-                             hessian.pt = X^T X in fp64
+                             hessian.pt = X^T X in fp64, weights.pt = {name: weight},
+                             identity.pt = I
   gptq_layer.py check DIR CODES
                              checks every entry of CODES on its own (int8 codes in -8..7,
                              positive bf16 scales of shape [ROWS, COLS/32], dead column
@@ -30,8 +31,10 @@ def make(out_dir):
     x[:, DEAD] = 0
     w = (torch.randn(ROWS, COLS, generator=g) * 0.05).to(torch.bfloat16)
     torch.save(w, out_dir + "/weight.pt")
+    torch.save({"layers.0.feed_forward.w2.weight": w}, out_dir + "/weights.pt")
     torch.save(x, out_dir + "/activations.pt")
     torch.save(x.double().T @ x.double(), out_dir + "/hessian.pt")
+    torch.save(torch.eye(COLS, dtype=torch.float64), out_dir + "/identity.pt")
 
 
 def rtn(w):
@@ -43,6 +46,24 @@ def rtn(w):
 
 def check(out_dir, codes_path):
     print(json.dumps(report(out_dir, codes_path)))
+
+
+def clip_searched(w, clips):
+    """Round to nearest with the best clip per row and group: what GPTQ must reduce to
+    when the Hessian is the identity (no error to push onto other columns)."""
+    groups = w.reshape(ROWS, COLS // GROUP, GROUP)
+    amax = groups.abs().amax(dim=2)
+    qs, ss, errs = [], [], []
+    for clip in clips:
+        s = (amax * clip / 7.5).to(torch.bfloat16).double()
+        q = torch.clamp(torch.round(groups / s[:, :, None]), -8, 7)
+        qs.append(q)
+        ss.append(s)
+        errs.append(((groups - q * s[:, :, None]) ** 2).sum(dim=2))
+    best = torch.stack(errs).argmin(dim=0)  # first clip wins ties, as in the driver
+    q = torch.stack(qs).gather(0, best[None, :, :, None].expand(1, ROWS, COLS // GROUP, GROUP))[0]
+    s = torch.stack(ss).gather(0, best[None])[0]
+    return q.reshape(ROWS, COLS).to(torch.int8), s.to(torch.bfloat16)
 
 
 def report(out_dir, codes_path):
@@ -67,6 +88,13 @@ def report(out_dir, codes_path):
         deq = q.double() * s.double().repeat_interleave(GROUP, dim=1)
         rep["linears"][name] = {"error": ((ref - x @ deq.T) ** 2).sum().item(), "problems": problems,
                                    "distinct_codes": int(q.unique().numel())}
+    if "identity" in codes:
+        q, s = clip_searched(w, [1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6])
+        rep["identity_is_clip_search"] = bool(torch.equal(codes["identity"]["qdata"], q)
+                                              and torch.equal(codes["identity"]["scale"], s))
+    if "from_hessian" in codes and "from_dict" in codes:
+        a, b = codes["from_hessian"], codes["from_dict"]
+        rep["dict_matches_file"] = bool(torch.equal(a["qdata"], b["qdata"]) and torch.equal(a["scale"], b["scale"]))
     return rep
 
 
