@@ -90,11 +90,17 @@ def rtn(torch, w, plan):
 
 
 def inverse_cholesky(torch, h, name):
+    """Upper Cholesky factor U of H^-1 (H^-1 = U^T U), from one factorisation of H with its
+    rows and columns reversed: if J H J = L L^T then U = J L^-1 J. Same factor as
+    cholesky(cholesky_inverse(cholesky(H)), upper=True), for one triangular inverse instead
+    of an inverse and a second factorisation."""
+    rev = torch.arange(h.shape[0] - 1, -1, -1)
     try:
-        lower = torch.linalg.cholesky(h)
-        return torch.linalg.cholesky(torch.cholesky_inverse(lower), upper=True)
+        lower = torch.linalg.cholesky(h[rev][:, rev])
     except RuntimeError as e:
         raise SolveError("linear %s: Hessian is not positive definite after damping: %s" % (name, e), name)
+    eye = torch.eye(h.shape[0], dtype=h.dtype)
+    return torch.linalg.solve_triangular(lower, eye, upper=False)[rev][:, rev]
 
 
 def solve(torch, w, h, plan, name):

@@ -229,6 +229,7 @@ func verifyGPTQ(t *testing.T, res GPTQResult, raw json.RawMessage) {
 		RTN             float64 `json:"rtn"`
 		DictMatchesFile bool    `json:"dict_matches_file"`
 		IdentityIsClip  bool    `json:"identity_is_clip_search"`
+		InvCholRelDiff  float64 `json:"inverse_cholesky_rel_diff"`
 		Linears         map[string]struct {
 			Error         float64  `json:"error"`
 			Problems      []string `json:"problems"`
@@ -240,6 +241,9 @@ func verifyGPTQ(t *testing.T, res GPTQResult, raw json.RawMessage) {
 	}
 	if len(res.Linears) != 4 || len(rep.Linears) != 4 {
 		t.Fatalf("solved %d linears, codes hold %d; want 4", len(res.Linears), len(rep.Linears))
+	}
+	if rep.InvCholRelDiff > 1e-10 {
+		t.Errorf("the driver's factor of H^-1 differs from cholesky(cholesky_inverse(cholesky(H))) by %g", rep.InvCholRelDiff)
 	}
 	if !rep.IdentityIsClip {
 		t.Errorf("with an identity Hessian the codes differ from round-to-nearest with the best clip per group")

@@ -66,6 +66,19 @@ def clip_searched(w, clips):
     return q.reshape(ROWS, COLS).to(torch.int8), s.to(torch.bfloat16)
 
 
+def inverse_cholesky_diff(out_dir):
+    """The driver's factor of H^-1 against the textbook route (cholesky, inverse, cholesky)."""
+    import os
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import gptq
+    h = torch.load(out_dir + "/hessian.pt", weights_only=True)
+    h[DEAD, DEAD] = 1
+    h += 0.01 * torch.diagonal(h).mean() * torch.eye(COLS, dtype=h.dtype)
+    want = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(h)), upper=True)
+    got = gptq.inverse_cholesky(torch, h, "test")
+    return ((got - want).abs().max() / want.abs().max()).item()
+
+
 def report(out_dir, codes_path):
     w = torch.load(out_dir + "/weight.pt", weights_only=True).double()
     x = torch.load(out_dir + "/activations.pt", weights_only=True).double()
@@ -88,6 +101,7 @@ def report(out_dir, codes_path):
         deq = q.double() * s.double().repeat_interleave(GROUP, dim=1)
         rep["linears"][name] = {"error": ((ref - x @ deq.T) ** 2).sum().item(), "problems": problems,
                                    "distinct_codes": int(q.unique().numel())}
+    rep["inverse_cholesky_rel_diff"] = inverse_cholesky_diff(out_dir)
     if "identity" in codes:
         q, s = clip_searched(w, [1.0, 0.95, 0.9, 0.85, 0.8, 0.75, 0.7, 0.65, 0.6])
         rep["identity_is_clip_search"] = bool(torch.equal(codes["identity"]["qdata"], q)
