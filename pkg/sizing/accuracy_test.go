@@ -188,3 +188,19 @@ func abs(x float64) float64 {
 	}
 	return x
 }
+
+// TestBenchmarksDocCarriesTable keeps docs/benchmarks.md true: it must hold the table
+// the code computes today.
+func TestBenchmarksDocCarriesTable(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "benchmarks.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := os.ReadFile(filepath.Join("testdata", "accuracy.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), string(table)) {
+		t.Error("docs/benchmarks.md lacks the current accuracy table: update docs/benchmarks.d/10-sizing.md and run docs/assemble-benchmarks.sh")
+	}
+}
