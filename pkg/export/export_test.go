@@ -2,12 +2,9 @@ package export_test
 
 import (
 	"context"
-	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/export"
+	"github.com/experimentalmachines/exe-expo/pkg/export/exporttest"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
 )
@@ -26,14 +24,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	bin := filepath.Join(dir, "standin")
-	out, err := exec.Command("go", "build", "-o", bin, "./internal/standin").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build stand-in: %v\n%s", err, out)
+	if err := exporttest.BuildStandin(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-	for _, mode := range []string{"ok", "fail", "sleep", "hog-300", "badmeta"} {
-		os.Symlink(bin, filepath.Join(dir, "python-"+mode))
 	}
 	standin = dir
 	code := m.Run()
@@ -41,44 +34,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// modelDir writes a model folder: a real config.json, a tokenizer, a license, and a real
-// safetensors file holding every tensor name of the architecture (tiny shapes).
-func modelDir(t *testing.T, id string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), filepath.Base(id))
-	os.MkdirAll(dir, 0o755)
-	cfg, err := os.ReadFile(filepath.Join("..", "snapshot", "data", strings.Replace(id, "/", "__", 1), "config.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o644)
-	if g, err := os.ReadFile(filepath.Join("..", "snapshot", "data", strings.Replace(id, "/", "__", 1), "generation_config.json")); err == nil {
-		os.WriteFile(filepath.Join(dir, "generation_config.json"), g, 0o644)
-	}
-	os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte(`{"model":{}}`), 0o644)
-	os.WriteFile(filepath.Join(dir, "LICENSE"), []byte("Apache License 2.0\n"), 0o644)
-	var c struct {
-		Layers int `json:"num_hidden_layers"`
-	}
-	json.Unmarshal(cfg, &c)
-	names := []string{"model.embed_tokens.weight", "model.norm.weight"}
-	for i := 0; i < c.Layers; i++ {
-		for _, s := range []string{"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj", "self_attn.q_norm", "self_attn.k_norm", "input_layernorm", "post_attention_layernorm", "mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"} {
-			names = append(names, fmt.Sprintf("model.layers.%d.%s.weight", i, s))
-		}
-	}
-	header := map[string]any{}
-	for i, n := range names {
-		header[n] = map[string]any{"dtype": "BF16", "shape": []int{1}, "data_offsets": []int{2 * i, 2*i + 2}}
-	}
-	h, _ := json.Marshal(header)
-	f, _ := os.Create(filepath.Join(dir, "model.safetensors"))
-	binary.Write(f, binary.LittleEndian, uint64(len(h)))
-	f.Write(h)
-	f.Write(make([]byte, 2*len(names)))
-	f.Close()
-	return dir
-}
+func modelDir(t *testing.T, id string) string { return exporttest.ModelDir(t, id) }
 
 // host is the reference's test host: 16.8 GB RAM and 24 GiB of swap.
 func host(dir string) (run.HostFacts, error) {
