@@ -76,11 +76,7 @@ def unpermute(t, heads, name):
 
 
 def apply(torch, plan, name, t, out):
-    rule = plan["tensors"].get(name)
-    if rule is None:
-        raise PlanError("tensor %s is not in the conversion plan" % name, name)
-    if rule.get("ignore"):
-        return
+    rule = plan["tensors"][name]
     if "split" in rule:
         parts = rule["split"]
         if t.shape[0] % len(parts):
@@ -119,7 +115,8 @@ def preflight(plan):
             seen.add(name)
             if name not in plan["tensors"]:
                 raise PlanError("tensor %s is not in the conversion plan" % name, name)
-            check_span(name, info, path, data_size)
+            if not plan["tensors"][name].get("ignore"):  # buffers may be bool or int
+                check_span(name, info, path, data_size)
         headers.append((path, base, header))
     missing = sorted(set(plan["tensors"]) - seen)
     if missing:
@@ -140,7 +137,8 @@ def convert(plan):
         mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
         maps.append((f, mm))
         for name in sorted(header, key=lambda n: header[n]["data_offsets"][0]):
-            apply(torch, plan, name, tensor_view(torch, mm, base, name, header[name], path), out)
+            if not plan["tensors"][name].get("ignore"):
+                apply(torch, plan, name, tensor_view(torch, mm, base, name, header[name], path), out)
     tie = plan.get("tie")
     if tie:
         if tie["to"] in out:

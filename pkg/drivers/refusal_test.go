@@ -23,7 +23,7 @@ func writeSafetensors(t *testing.T, path string, tensors []fakeTensor, truncate 
 	header := map[string]any{"__metadata__": map[string]string{"format": "pt"}}
 	off := 0
 	for _, ft := range tensors {
-		width := map[string]int{"F32": 4, "BF16": 2, "F16": 2, "I64": 8}[ft.dtype]
+		width := map[string]int{"F32": 4, "BF16": 2, "F16": 2, "I64": 8, "BOOL": 1}[ft.dtype]
 		header[ft.name] = map[string]any{"dtype": ft.dtype, "shape": []int{ft.bytes / width}, "data_offsets": []int{off, off + ft.bytes}}
 		off += ft.bytes
 	}
@@ -42,7 +42,7 @@ func writeSafetensors(t *testing.T, path string, tensors []fakeTensor, truncate 
 // before it imports torch: these cases run with any python3.
 func TestConvertRefusals(t *testing.T) {
 	py := anyPython(t)
-	names := hfNames("qwen3", 1, true, nil)
+	names := append(hfNames("qwen3", 1, true, nil), "model.layers.0.attn.bias")
 	const extra = "model.layers.0.self_attn.q_proj.lora_A.weight"
 	cases := []struct {
 		name     string
@@ -57,13 +57,20 @@ func TestConvertRefusals(t *testing.T) {
 		{name: "planned tensor missing", spoil: func(c *Convert) { c.Tensors["model.layers.0.mlp.extra.weight"] = Rule{To: "x"} },
 			subject: "model.layers.0.mlp.extra.weight", message: "is in no shard"},
 		{name: "count", spoil: func(c *Convert) { c.ExpectTensors++ }, message: "the plan makes 14 tensors, it expects 15"},
+		// An ignored buffer is not read, whatever its dtype: the run gets as far as the count.
+		{name: "ignored bool buffer", dtype: func(n string) string {
+			if n == "model.layers.0.attn.bias" {
+				return "BOOL"
+			}
+			return "F32"
+		}, spoil: func(c *Convert) { c.ExpectTensors++ }, message: "the plan makes 14 tensors"},
 		{name: "dtype", dtype: func(n string) string {
 			if n == "model.norm.weight" {
 				return "I64"
 			}
 			return "F32"
 		}, subject: "model.norm.weight", message: "has dtype I64"},
-		{name: "truncated", truncate: 4, subject: "lm_head.weight", message: "lies outside the file"},
+		{name: "truncated", tensors: hfNames("qwen3", 1, true, nil), truncate: 4, subject: "lm_head.weight", message: "lies outside the file"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
