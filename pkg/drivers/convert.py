@@ -146,7 +146,7 @@ def convert(plan):
         out[tie["to"]] = out[tie["from"]]
     if len(out) != plan["expect_tensors"]:
         raise PlanError("converted %d tensors, the plan expects %d" % (len(out), plan["expect_tensors"]))
-    torch.save(out, plan["output"])
+    save_atomically(torch, out, plan["output"])
     dtypes = {}
     for t in out.values():
         key = str(t.dtype).replace("torch.", "")
@@ -160,6 +160,13 @@ def convert(plan):
             pass  # a tensor still views the map; the process exits next
         f.close()
     return result
+
+
+def save_atomically(torch, obj, path):
+    """torch.save to a temporary name, then rename: a killed run leaves no half file."""
+    tmp = path + ".partial"
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
 
 
 def fail(message, tensor):

@@ -18,6 +18,7 @@ Error: {"error": message, "linear": name or null} on stdout, exit status 1.
 """
 
 import json
+import os
 import sys
 import time
 
@@ -186,8 +187,15 @@ def run(plan):
         codes[spec["name"]], st = solve_linear(torch, spec, plan)
         stats.append(st)
         print("solved %s in %.2fs" % (spec["name"], st["seconds"]), file=sys.stderr, flush=True)
-    torch.save(codes, plan["out"])
+    save_atomically(torch, codes, plan["out"])
     return {"out": plan["out"], "seconds": round(time.time() - start, 3), "linears": stats}
+
+
+def save_atomically(torch, obj, path):
+    """torch.save to a temporary name, then rename: a killed run leaves no half file."""
+    tmp = path + ".partial"
+    torch.save(obj, tmp)
+    os.replace(tmp, path)
 
 
 def fail(message, linear):

@@ -40,6 +40,7 @@ type Error struct {
 	Stderr  string
 }
 
+// Error reports the status, the driver's own message and its last stderr lines.
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s exited with status %d", e.Script, e.Status)
