@@ -169,3 +169,17 @@ func TestTailKeepsLastLines(t *testing.T) {
 		t.Errorf("tail %q, want the last whole line", got)
 	}
 }
+
+func TestFindTorchPython(t *testing.T) {
+	noTorch := fakePython(t, `echo "ModuleNotFoundError: No module named 'torch'" >&2; exit 1`)
+	withTorch := fakePython(t, `[ "$1" = "-c" ] && echo 2.9.1`)
+	ctx := context.Background()
+	py, version, err := FindTorchPython(ctx, "/no/such/python", noTorch, withTorch)
+	if err != nil || py != withTorch || version != "2.9.1" {
+		t.Fatalf("got %q %q %v, want the candidate with torch", py, version, err)
+	}
+	_, _, err = FindTorchPython(ctx, "/no/such/python", noTorch)
+	if err == nil || !strings.Contains(err.Error(), "/no/such/python (not found)") || !strings.Contains(err.Error(), noTorch+" (no torch)") {
+		t.Fatalf("error %v, want each candidate named with its reason", err)
+	}
+}
