@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 )
@@ -36,10 +35,9 @@ func torchPython(t testing.TB) string {
 // pyJSON runs a testdata script with python and decodes its JSON stdout into out.
 func pyJSON(t testing.TB, python string, out any, args ...string) {
 	t.Helper()
-	for _, a := range args {
-		if strings.HasSuffix(a, ".py") {
-			os.Stat(a) // lets go test's result cache see changes to the script
-		}
+	scripts, _ := filepath.Glob(filepath.Join("testdata", "*.py"))
+	for _, s := range scripts {
+		os.Stat(s) // lets go test's result cache see changes to the scripts
 	}
 	cmd := exec.Command(python, args...)
 	b, err := cmd.Output()
