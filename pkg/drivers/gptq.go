@@ -51,16 +51,19 @@ type GPTQResult struct {
 // trace(ΔW H ΔW^T) of the solved codes and of round-to-nearest on the same grid, absolute
 // and relative to trace(W H W^T).
 type LinearStats struct {
-	Name         string  `json:"name"`
-	Rows         int     `json:"rows"`
-	Cols         int     `json:"cols"`
-	DeadColumns  int     `json:"dead_columns"`
-	Damp         float64 `json:"damp"`
-	ErrorGPTQ    float64 `json:"error_gptq"`
-	ErrorRTN     float64 `json:"error_rtn"`
-	RelativeGPTQ float64 `json:"relative_gptq"`
-	RelativeRTN  float64 `json:"relative_rtn"`
-	Seconds      float64 `json:"seconds"`
+	Name        string  `json:"name"`
+	Rows        int     `json:"rows"`
+	Cols        int     `json:"cols"`
+	DeadColumns int     `json:"dead_columns"`
+	Damp        float64 `json:"damp"`
+	// HessianReused is true when the previous linear had the same Hessian or activations
+	// file, so its factorisation was reused: list linears that share inputs together.
+	HessianReused bool    `json:"hessian_reused"`
+	ErrorGPTQ     float64 `json:"error_gptq"`
+	ErrorRTN      float64 `json:"error_rtn"`
+	RelativeGPTQ  float64 `json:"relative_gptq"`
+	RelativeRTN   float64 `json:"relative_rtn"`
+	Seconds       float64 `json:"seconds"`
 }
 
 // Section 6.5's grid and solver settings.

@@ -12,7 +12,7 @@ Plan: {"out": path, "damp": 0.01, "group_size": 32, "block_size": 128,
        "linears": [{"name": n, "weight": path, "weight_key": key or null,
                     "hessian": path} | {..., "activations": path}]}
 Result: {"out": path, "seconds": s, "linears": [{"name", "rows", "cols", "dead_columns",
-         "damp", "error_gptq", "error_rtn", "relative_gptq", "relative_rtn", "seconds"}]}
+         "damp", "hessian_reused", "error_gptq", "error_rtn", "relative_gptq", "relative_rtn", "seconds"}]}
 The error of codes W' is trace((W - W') H (W - W')^T) = ||X W^T - X W'^T||^2 for H = X^T X.
 Error: {"error": message, "linear": name or null} on stdout, exit status 1.
 """
@@ -104,17 +104,26 @@ def inverse_cholesky(torch, h, name):
     return torch.linalg.solve_triangular(lower, eye, upper=False)[rev][:, rev]
 
 
-def solve(torch, w, h, plan, name):
+class Factor:
+    """What the solve needs from one Hessian: the dead columns, the damping and the upper
+    factor of the damped inverse. Linears fed by the same input (q, k and v; w1 and w3)
+    share one, so it is computed once per Hessian."""
+
+    def __init__(self, torch, h, plan, name):
+        h = h.clone()
+        self.dead = torch.diagonal(h) == 0
+        h[self.dead, self.dead] = 1
+        self.damp = plan["damp"] * torch.mean(torch.diagonal(h)).item()
+        h += self.damp * torch.eye(h.shape[0], dtype=h.dtype)
+        self.u = inverse_cholesky(torch, h, name)
+
+
+def solve(torch, w, factor, plan):
     """GPTQ without act-order: columns in order, error pushed onto the columns not yet coded."""
-    g, block = plan["group_size"], plan["block_size"]
+    g, block, u = plan["group_size"], plan["block_size"], factor.u
     rows, cols = w.shape
-    w, h = w.clone(), h.clone()
-    dead = torch.diagonal(h) == 0
-    h[dead, dead] = 1
-    w[:, dead] = 0
-    damp = plan["damp"] * torch.mean(torch.diagonal(h)).item()
-    h += damp * torch.eye(cols, dtype=h.dtype)
-    u = inverse_cholesky(torch, h, name)
+    w = w.clone()
+    w[:, factor.dead] = 0
     q = torch.zeros(rows, cols, dtype=torch.float64)
     scale = torch.zeros(rows, cols // g, dtype=torch.float64)
     for i1 in range(0, cols, block):
@@ -132,7 +141,7 @@ def solve(torch, w, h, plan, name):
             w1[:, i:] -= e[:, None] * u1[i, i:][None, :]
             err1[:, i] = e
         w[:, i2:] -= err1 @ u[i1:i2, i2:]
-    return q, scale, int(dead.sum().item()), damp
+    return q, scale
 
 
 def output_errors(torch, w, h, g, codes):
@@ -157,20 +166,29 @@ def check_shapes(w, h, plan, name):
                          % (name, list(h.shape), cols), name)
 
 
-def solve_linear(torch, spec, plan):
+def solve_linear(torch, spec, plan, cache):
+    """Solve one linear; cache holds the last Hessian's factor, keyed by its source file."""
     name = spec["name"]
     start = time.time()
     w = load_tensor(torch, spec["weight"], spec.get("weight_key")).to(torch.float64)
-    h = hessian(torch, spec, plan)
+    key = ("hessian", spec["hessian"]) if spec.get("hessian") else ("activations", spec["activations"])
+    reused = cache.get("key") == key
+    if not reused:
+        cache.clear()
+        h = hessian(torch, spec, plan)
+        check_shapes(w, h, plan, name)
+        cache.update(key=key, h=h, factor=Factor(torch, h, plan, name))
+    h, factor = cache["h"], cache["factor"]
     check_shapes(w, h, plan, name)
-    q, s, dead, damp = solve(torch, w, h, plan, name)
+    q, s = solve(torch, w, factor, plan)
     qr, sr = rtn(torch, w, plan)
     g = plan["group_size"]
     base, e_gptq, e_rtn = output_errors(torch, w, h, g, [(q, s), (qr, sr)])
     base = base or 1.0
     codes = {"qdata": q.to(torch.int8).contiguous(), "scale": s.to(torch.bfloat16).contiguous()}
-    stats = {"name": name, "rows": w.shape[0], "cols": w.shape[1], "dead_columns": dead,
-             "damp": damp, "error_gptq": e_gptq, "error_rtn": e_rtn,
+    stats = {"name": name, "rows": w.shape[0], "cols": w.shape[1],
+             "dead_columns": int(factor.dead.sum().item()), "damp": factor.damp,
+             "hessian_reused": reused, "error_gptq": e_gptq, "error_rtn": e_rtn,
              "relative_gptq": e_gptq / base, "relative_rtn": e_rtn / base,
              "seconds": round(time.time() - start, 3)}
     return codes, stats
@@ -180,11 +198,11 @@ def run(plan):
     import torch
 
     start = time.time()
-    codes, stats = {}, []
+    codes, stats, cache = {}, [], {}
     for spec in plan["linears"]:
         if spec["name"] in codes:
             raise SolveError("linear %s is listed twice" % spec["name"], spec["name"])
-        codes[spec["name"]], st = solve_linear(torch, spec, plan)
+        codes[spec["name"]], st = solve_linear(torch, spec, plan, cache)
         stats.append(st)
         print("solved %s in %.2fs" % (spec["name"], st["seconds"]), file=sys.stderr, flush=True)
     save_atomically(torch, codes, plan["out"])

@@ -248,6 +248,11 @@ func verifyGPTQ(t *testing.T, res GPTQResult, raw json.RawMessage) {
 	if !rep.IdentityIsClip {
 		t.Errorf("with an identity Hessian the codes differ from round-to-nearest with the best clip per group")
 	}
+	for i, st := range res.Linears {
+		if want := st.Name == "from_dict"; st.HessianReused != want {
+			t.Errorf("linear %d %s: hessian_reused %v, want %v", i, st.Name, st.HessianReused, want)
+		}
+	}
 	if !rep.DictMatchesFile {
 		t.Errorf("the weight read from a dict by key solved differently from the same weight in its own file")
 	}
