@@ -19,14 +19,17 @@ import (
 const (
 	ConvertScript = "convert.py"
 	GPTQScript    = "gptq.py"
+	// ExportWithCodesScript runs export_llm with GPTQ codes injected and, for LFM2, the
+	// short-convolution state reset; the recipe runs it in place of export_llm.
+	ExportWithCodesScript = "export_with_codes.py"
 )
 
-//go:embed convert.py gptq.py
+//go:embed convert.py gptq.py export_with_codes.py
 var scripts embed.FS
 
 // Names lists the embedded drivers, so tests and tools can check every one of them.
 func Names() []string {
-	return []string{ConvertScript, GPTQScript}
+	return []string{ConvertScript, GPTQScript, ExportWithCodesScript}
 }
 
 // Source returns the text of one embedded driver.

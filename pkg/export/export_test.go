@@ -232,3 +232,21 @@ func TestNPUAndVulkanExports(t *testing.T) {
 		t.Errorf("qnn without soc: %v", err)
 	}
 }
+
+func TestGPTQCodesExport(t *testing.T) {
+	o := options(t, "Qwen/Qwen3-1.7B", "xnnpack", "ok", 2048)
+	o.Codes = filepath.Join(t.TempDir(), "codes.pt")
+	os.WriteFile(o.Codes, []byte("codes"), 0o644)
+	o.KeepWork = true
+	res, err := export.Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Report
+	if r.Files[0].Path != "xnnpack/Qwen3-1.7B-8da4w-gptq-2k.pte" || r.Recipe["int4_codes"] != "gptq" || r.Recipe["qmode"] != "8da4w-gptq" {
+		t.Errorf("gptq export: %+v %v", r.Files, r.Recipe)
+	}
+	if _, err := os.Stat(filepath.Join(o.Work, "drivers", "export_with_codes.py")); err != nil {
+		t.Errorf("the codes driver was not written for the tool: %v", err)
+	}
+}
