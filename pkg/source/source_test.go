@@ -43,7 +43,7 @@ func seed(t *testing.T) (*hubtest.Server, source.Hub) {
 	}
 	files := map[string][]byte{
 		"config.json": cfg, "tokenizer.json": []byte("{}"), "LICENSE": []byte("Apache-2.0"), "README.md": []byte("# card"),
-		"model.safetensors": safetensors(map[string][]int64{"a": {1000, 100}, "b": {7}}),
+		"model.safetensors":    safetensors(map[string][]int64{"a": {1000, 100}, "b": {7}}),
 		"original/params.json": []byte("{}"), "unrelated/data.bin": []byte("x"),
 	}
 	srv.MustAddModel(t, "Qwen/Qwen3-0.6B", files, hubtest.PipelineTag("text-generation"))
