@@ -10,8 +10,12 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
 
+// TestSafetensorsMetadata counts parameters over the Hub the way plan does: pkg/model's
+// header reader (the official get_safetensors_metadata algorithm) through RepoFiles' range
+// requests. One implementation of the algorithm serves local folders and the Hub alike.
 func TestSafetensorsMetadata(t *testing.T) {
 	srv := hubtest.New(t)
 	single := safetensors(t, map[string]tensor{"embed": {"BF16", []int64{10, 4}}, "norm": {"F32", []int64{4}}}, 0)
@@ -33,7 +37,6 @@ func TestSafetensorsMetadata(t *testing.T) {
 
 	tests := []struct {
 		repo      string
-		sharded   bool
 		params    map[string]int64
 		ranges    int // GET requests with a Range on the resolve URL or the CDN
 		errKind   error
@@ -41,8 +44,8 @@ func TestSafetensorsMetadata(t *testing.T) {
 	}{
 		{repo: "org/single", params: map[string]int64{"BF16": 40, "F32": 4}, ranges: 1},
 		{repo: "org/long", params: map[string]int64{"BF16": 64}, ranges: 2},
-		{repo: "org/sharded", sharded: true, params: map[string]int64{"BF16": 11, "F16": 7}, ranges: 2},
-		{repo: "org/none", errKind: hub.ErrNotSafetensors},
+		{repo: "org/sharded", params: map[string]int64{"BF16": 11, "F16": 7}, ranges: 2},
+		{repo: "org/none", errKind: model.ErrNoSafetensors},
 		{repo: "org/gated", errKind: hub.ErrGated},
 		{repo: "org/tiny", errSubstr: "too small"},
 		{repo: "org/huge", errSubstr: "outside 1..25000000"},
@@ -50,7 +53,7 @@ func TestSafetensorsMetadata(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.repo, func(t *testing.T) {
 			before := count(srv, "GET", "/lfs-cdn/")
-			got, err := newClient(srv, "").SafetensorsMetadata(context.Background(), tc.repo, "main")
+			got, err := model.CountParams(context.Background(), newClient(srv, "").Files(tc.repo, "main"), nil)
 			if tc.errKind != nil || tc.errSubstr != "" {
 				if err == nil || (tc.errKind != nil && !errors.Is(err, tc.errKind)) || !strings.Contains(err.Error(), tc.errSubstr) {
 					t.Fatalf("err = %v, want %v %q", err, tc.errKind, tc.errSubstr)
@@ -60,9 +63,9 @@ func TestSafetensorsMetadata(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := got.ParameterCount()
-			if got.Sharded != tc.sharded || len(p) != len(tc.params) {
-				t.Fatalf("sharded %v params %v, want %v %v", got.Sharded, p, tc.sharded, tc.params)
+			p := got.ByDtype
+			if got.Source != "safetensors headers" || len(p) != len(tc.params) {
+				t.Fatalf("params %+v, want %v", got, tc.params)
 			}
 			for k, v := range tc.params {
 				if p[k] != v {
@@ -72,28 +75,6 @@ func TestSafetensorsMetadata(t *testing.T) {
 			if n := count(srv, "GET", "/lfs-cdn/") - before; n != tc.ranges {
 				t.Errorf("%d range reads, want %d", n, tc.ranges)
 			}
-			if len(got.WeightMap) == 0 {
-				t.Error("empty weight map")
-			}
 		})
-	}
-}
-
-func TestParseSafetensorsHeader(t *testing.T) {
-	tests := []struct {
-		header string
-		ok     bool
-	}{
-		{`{"__metadata__":{"format":"pt"},"x":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]}}`, true},
-		{`{"x":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}`, true},
-		{`{"x":{"shape":[2],"data_offsets":[0,8]}}`, false},
-		{`{"x":{"dtype":"F32","data_offsets":[0,8]}}`, false},
-		{`not json`, false},
-	}
-	for _, tc := range tests {
-		_, err := hub.ParseSafetensorsHeader([]byte(tc.header))
-		if (err == nil) != tc.ok {
-			t.Errorf("ParseSafetensorsHeader(%s) err = %v, want ok=%v", tc.header, err, tc.ok)
-		}
 	}
 }

@@ -21,7 +21,7 @@ const (
 // Limits of the official client: one speculative read covers most headers; a header longer
 // than 25 MB is refused rather than allocated.
 const (
-	headerProbeBytes = 100_000
+	headerProbeBytes = 100_001 // "Range: bytes=0-100000", as the official client asks
 	maxHeaderBytes   = 25_000_000
 	maxShards        = 10_000
 )
