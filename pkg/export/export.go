@@ -103,7 +103,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	tc, err := o.checkToolchain(ctx)
+	if err != nil {
+		return nil, err
+	}
 	rep := o.newReport(src, v, r, g)
+	for k, ver := range tc {
+		rep.Toolchain[k] = ver
+	}
 	if err := o.build(ctx, src, r, rep); err != nil {
 		return nil, err
 	}

@@ -92,6 +92,9 @@ func TestXNNPACKExport(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	if r.Toolchain["executorch"] != "1.4.0" || r.Toolchain["torch"] != "2.13.0" {
+		t.Errorf("toolchain = %v", r.Toolchain)
+	}
 	if r.Recipe["int4_codes"] != "round-to-nearest" || r.Host.CPUModel != "test CPU" || r.Run.ID != "1" || len(r.Smoke) != 1 || !r.Smoke[0].Passed {
 		t.Errorf("report = %+v", r)
 	}
@@ -164,6 +167,16 @@ func TestToolFailures(t *testing.T) {
 	o = options(t, "Qwen/Qwen3-1.7B", "xnnpack", "badmeta", 2048)
 	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "disagrees with the request") {
 		t.Errorf("wrong metadata: %v", err)
+	}
+
+	o = options(t, "Qwen/Qwen3-1.7B", "xnnpack", "oldet", 2048)
+	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "has executorch 1.3.1, and the app's runtime is ExecuTorch 1.4.0") {
+		t.Errorf("old ExecuTorch: %v", err)
+	}
+	o = options(t, "Qwen/Qwen3-1.7B", "xnnpack", "ok", 2048)
+	o.Python = "/usr/bin/true"
+	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "toolchain versions") {
+		t.Errorf("python that answers nothing: %v", err)
 	}
 
 	o = options(t, "Qwen/Qwen3-8B", "xnnpack", "ok", 2048)

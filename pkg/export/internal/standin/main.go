@@ -4,7 +4,7 @@
 // would. It is a test fixture only: nothing in the product runs it.
 //
 // Its behaviour comes from the name it is invoked under (a symlink): python-ok,
-// python-fail, python-sleep, python-hog-<MiB>, python-badmeta.
+// python-fail, python-sleep, python-hog-<MiB>, python-badmeta, python-oldet.
 package main
 
 import (
@@ -26,6 +26,8 @@ func main() {
 	args := os.Args[1:]
 	var err error
 	switch {
+	case len(args) >= 1 && args[0] == "-c":
+		err = versions(mode, args[2:])
 	case len(args) >= 1 && strings.HasSuffix(args[0], "convert.py"):
 		err = convert()
 	case len(args) >= 2 && args[0] == "-m" && args[1] == "executorch.extension.llm.export.export_llm",
@@ -42,6 +44,26 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+}
+
+// versions answers the export's toolchain probe with the pinned releases (python-oldet
+// claims ExecuTorch 1.3.1).
+func versions(mode string, dists []string) error {
+	have := map[string]string{"executorch": "1.4.0", "torch": "2.13.0", "torchao": "0.18.0", "transformers": "4.57.6", "mtk_converter": "8.13.0+public", "mtk-neuron": "8.2.23"}
+	if mode == "oldet" {
+		have["executorch"] = "1.3.1"
+	}
+	out := map[string]any{}
+	for _, d := range dists {
+		if v, ok := have[d]; ok {
+			out[d] = v
+		} else {
+			out[d] = nil
+		}
+	}
+	b, _ := json.Marshal(out)
+	fmt.Println(string(b))
+	return nil
 }
 
 // convert answers convert.py: it reads the plan from stdin, writes a checkpoint file and
