@@ -52,6 +52,7 @@ func init() {
 					fmt.Fprintf(env.Stderr, "export: %v\n", err)
 					return ExitFailed
 				}
+				maskTokens(env)
 				o.Log = env.Stderr
 				o.RunURL, o.RunID = actionsRun()
 				return runExport(env, o)
@@ -84,14 +85,17 @@ func runExport(env Env, o export.Options) int {
 	case ExitOK:
 	case ExitSkipped:
 		fmt.Fprintln(env.Stderr, err)
-		if os.Getenv("GITHUB_ACTIONS") == "true" {
-			fmt.Fprintf(env.Stdout, "::warning title=Window skipped::%s at %d tokens cannot be exported on this runner: %v\n", o.Model, o.Window, err)
+		if inActions() {
+			actionsFor(env).Warningf("%s at %d tokens cannot be exported on this runner: %v", o.Model, o.Window, err)
 		}
+		stepSummary(env, fmt.Sprintf("### %s → %s: window skipped\n\n%v\n", o.Model, o.Backend, err))
 		return code
 	default:
 		fmt.Fprintf(env.Stderr, "export failed: %v\n", err)
+		stepSummary(env, fmt.Sprintf("### %s → %s: failed\n\n```\n%v\n```\n", o.Model, o.Backend, err))
 		return code
 	}
+	stepSummary(env, exportSummary(res.Report))
 	paths := make([]string, 0, len(res.Report.Files))
 	for _, f := range res.Report.Files {
 		paths = append(paths, f.Path)

@@ -59,3 +59,44 @@ func TestExportCommand(t *testing.T) {
 		t.Errorf("qnn without soc: exit %d\n%s", code, errs)
 	}
 }
+
+// TestExportInActions checks what a workflow step gets: the token masked, a step summary
+// with the file table, the skip as a warning.
+func TestExportInActions(t *testing.T) {
+	bin := t.TempDir()
+	if err := exporttest.BuildStandin(bin); err != nil {
+		t.Fatal(err)
+	}
+	model := exporttest.ModelDir(t, "Qwen/Qwen3-0.6B")
+	root := t.TempDir()
+	summary := filepath.Join(root, "summary.md")
+	t.Setenv("GITHUB_ACTIONS", "true")
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
+	t.Setenv("HF_TOKEN", "hf_secretvalue123")
+	code, out, errs := run(t, "export", "--backend", "xnnpack", model, "--context", "2048", "--out", root+"/out", "--work", root+"/work",
+		"--python", filepath.Join(bin, "python-ok"))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "::add-mask::hf_secretvalue123") {
+		t.Errorf("token not masked: %s", out)
+	}
+	if !strings.Contains(errs, "::group::export_llm") || !strings.Contains(errs, "::endgroup::") {
+		t.Errorf("tool log not grouped:\n%s", errs)
+	}
+	md, _ := os.ReadFile(summary)
+	for _, want := range []string{"### Qwen3-0.6B → xnnpack, any arm64, 2048 tokens", "| `xnnpack/Qwen3-0.6B-8da4w-2k.pte` |", "Window: requested window 2048"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary lacks %q:\n%s", want, md)
+		}
+	}
+	code, out, _ = run(t, "export", "--backend", "xnnpack", model, "--context", "131072", "--out", root+"/out2", "--work", root+"/work2",
+		"--python", filepath.Join(bin, "python-ok"))
+	md, _ = os.ReadFile(summary)
+	if code != ExitSkipped || !strings.Contains(out, "::warning::") || !strings.Contains(string(md), "window skipped") {
+		t.Errorf("skip: exit %d, stdout %s, summary %s", code, out, md)
+	}
+	if strings.Contains(string(md), "hf_secretvalue123") {
+		t.Error("the token reached the summary")
+	}
+}

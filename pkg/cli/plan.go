@@ -49,6 +49,7 @@ func knownBackend(b string) bool {
 }
 
 func runPlan(env Env, ref, revision, backend, cfgDir string, asJSON bool) int {
+	maskTokens(env)
 	cfg, err := config.Load(cfgDir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "plan: %v\n", err)
@@ -66,6 +67,7 @@ func runPlan(env Env, ref, revision, backend, cfgDir string, asJSON bool) int {
 	}
 	p := plan.Build(cfg, src, backend)
 	p.Offline = offline
+	stepSummary(env, planSummary(p))
 	if asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
