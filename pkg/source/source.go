@@ -173,7 +173,9 @@ func (h Hub) Fetch(ctx context.Context, id, revision, dir string, weights bool) 
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
 		}
+		stop := h.watch(s.Path, dst+".incomplete")
 		d, err := h.Client.Download(ctx, id, rev, s.Path, dst)
+		stop()
 		if errors.Is(err, hub.ErrGated) {
 			return &model.Source{ID: id, Revision: revision, SHA: info.SHA, AccessError: accessError(h.Client, id)}, nil
 		}
@@ -188,4 +190,35 @@ func (h Hub) Fetch(ctx context.Context, id, revision, dir string, weights bool) 
 		ID: id, Revision: revision, SHA: info.SHA, PipelineTag: info.PipelineTag, Card: info.CardData,
 		Origin: fmt.Sprintf("Hugging Face Hub %s, %s at %s", h.Client.Endpoint(), id, short(info.SHA)),
 	}, nil
+}
+
+// ProgressEvery is how often a download in progress is reported.
+var ProgressEvery = 15 * time.Second
+
+// watch reports the growth of a download's partial file until stop is called, so a
+// multi-gigabyte shard shows progress in the job log.
+func (h Hub) watch(name, partial string) (stop func()) {
+	if h.Progress == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		start, last := time.Now(), int64(0)
+		t := time.NewTicker(ProgressEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				st, err := os.Stat(partial)
+				if err != nil || st.Size() == last {
+					continue
+				}
+				last = st.Size()
+				h.Progress("downloading %s: %.2f GB so far, %.0f MB/s", name, float64(last)/1e9, float64(last)/1e6/time.Since(start).Seconds())
+			}
+		}
+	}()
+	return func() { close(done) }
 }

@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -97,6 +99,14 @@ func TestUnreachableFallsBackFast(t *testing.T) {
 
 func TestFetch(t *testing.T) {
 	_, h := seed(t)
+	var lines []string
+	var mu sync.Mutex
+	h.Progress = func(format string, args ...any) {
+		mu.Lock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+		mu.Unlock()
+	}
+	source.ProgressEvery = 20 * time.Millisecond
 	dir := t.TempDir()
 	src, err := h.Fetch(context.Background(), "Qwen/Qwen3-0.6B", "main", dir, true)
 	if err != nil || src.SHA == "" {
@@ -111,6 +121,12 @@ func TestFetch(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, not)); err == nil {
 			t.Errorf("downloaded %s", not)
 		}
+	}
+	mu.Lock()
+	got := strings.Join(lines, "\n")
+	mu.Unlock()
+	if !strings.Contains(got, "downloaded model.safetensors (") || !strings.Contains(got, "downloaded config.json") {
+		t.Errorf("progress lines:\n%s", got)
 	}
 	gsrc, err := h.Fetch(context.Background(), "meta-llama/Llama-3.2-1B-Instruct", "main", t.TempDir(), false)
 	if err != nil || gsrc.AccessError == "" {
