@@ -16,12 +16,8 @@ import (
 
 func load(t *testing.T, id string) *model.Source {
 	t.Helper()
-	f, err := snapshot.Files(id)
+	src, err := snapshot.Load(context.Background(), id)
 	if err != nil {
-		t.Fatal(err)
-	}
-	src := &model.Source{ID: id}
-	if err := model.Load(context.Background(), src, f); err != nil {
 		t.Fatal(err)
 	}
 	return src

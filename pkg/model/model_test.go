@@ -19,12 +19,8 @@ import (
 
 func source(t *testing.T, id string) *model.Source {
 	t.Helper()
-	f, err := snapshot.Files(id)
+	s, err := snapshot.Load(context.Background(), id)
 	if err != nil {
-		t.Fatal(err)
-	}
-	s := &model.Source{ID: id}
-	if err := model.Load(context.Background(), s, f); err != nil {
 		t.Fatal(err)
 	}
 	return s

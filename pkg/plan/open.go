@@ -56,13 +56,11 @@ func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source
 			return nil, false, err
 		}
 	}
-	files, ferr := snapshot.Files(ref)
-	if ferr != nil {
-		return nil, true, fmt.Errorf("%s; and %w", why, ferr)
+	src, err = snapshot.Load(ctx, ref)
+	if err != nil {
+		return nil, true, fmt.Errorf("%s; and %w", why, err)
 	}
-	src = &model.Source{ID: ref, Revision: revision, Origin: fmt.Sprintf("embedded snapshot %s (offline: %s)", snapshot.Name, why)}
-	if err := model.Load(ctx, src, files); err != nil {
-		return nil, true, err
-	}
+	src.Revision = revision
+	src.Origin = fmt.Sprintf("embedded snapshot %s (offline: %s)", snapshot.Name, why)
 	return src, true, nil
 }

@@ -23,12 +23,8 @@ var params = map[string]int64{
 
 func sized(t testing.TB, id string) sizing.Model {
 	t.Helper()
-	f, err := snapshot.Files(id)
+	src, err := snapshot.Load(context.Background(), id)
 	if err != nil {
-		t.Fatal(err)
-	}
-	src := &model.Source{ID: id}
-	if err := model.Load(context.Background(), src, f); err != nil {
 		t.Fatal(err)
 	}
 	a, err := model.ArchOf(src.Config)

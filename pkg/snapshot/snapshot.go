@@ -74,3 +74,16 @@ func (d files) ReadRange(ctx context.Context, name string, off, length int64) ([
 }
 
 var _ model.Files = files("")
+
+// Load reads id's metadata from the snapshot into a model.Source.
+func Load(ctx context.Context, id string) (*model.Source, error) {
+	f, err := Files(id)
+	if err != nil {
+		return nil, err
+	}
+	src := &model.Source{ID: id, Origin: "embedded snapshot " + Name}
+	if err := model.Load(ctx, src, f); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
