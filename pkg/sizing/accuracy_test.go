@@ -201,6 +201,6 @@ func TestBenchmarksDocCarriesTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(doc), string(table)) {
-		t.Error("docs/benchmarks.md lacks the current accuracy table: update docs/benchmarks.d/10-sizing.md and run docs/assemble-benchmarks.sh")
+		t.Error("docs/benchmarks.md lacks the current accuracy table: run docs/assemble-benchmarks.sh")
 	}
 }
