@@ -24,12 +24,12 @@ const (
 	ExportWithCodesScript = "export_with_codes.py"
 )
 
-//go:embed convert.py gptq.py export_with_codes.py
+//go:embed convert.py gptq.py export_with_codes.py solve_model.py
 var scripts embed.FS
 
 // Names lists the embedded drivers, so tests and tools can check every one of them.
 func Names() []string {
-	return []string{ConvertScript, GPTQScript, ExportWithCodesScript}
+	return []string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript}
 }
 
 // Source returns the text of one embedded driver.

@@ -11,6 +11,13 @@ import (
 type GPTQ struct {
 	// Out is the codes.pt written: {name: {"qdata": int8 [out,in], "scale": bf16 [out,in/group]}}.
 	Out string `json:"out"`
+	Grid
+	Linears []Linear `json:"linears"`
+}
+
+// Grid is the int4 grid and the solver's settings, shared by the per-linear and the
+// whole-model solve.
+type Grid struct {
 	// Damp is the fraction of the mean Hessian diagonal added to it before inversion.
 	Damp      float64 `json:"damp"`
 	GroupSize int     `json:"group_size"`
@@ -23,8 +30,7 @@ type GPTQ struct {
 	// FakeQuantActivations quantises activations per token (asymmetric int8) before they
 	// enter the Hessian, as 8da4w's dynamic activation quantisation will at run time. It
 	// applies to Linear.Activations only; a given Hessian is used as it is.
-	FakeQuantActivations bool     `json:"fake_quant_activations"`
-	Linears              []Linear `json:"linears"`
+	FakeQuantActivations bool `json:"fake_quant_activations"`
 }
 
 // Linear is one layer to solve. Weight is a torch.save file of the [out, in] weight (or of
@@ -85,33 +91,28 @@ func DefaultClips() []float64 {
 
 // NewGPTQ returns the section 6.5 plan for linears, writing codes to out.
 func NewGPTQ(out string, linears []Linear) GPTQ {
-	return GPTQ{
-		Out: out, Damp: DefaultDamp, GroupSize: DefaultGroupSize, BlockSize: DefaultBlockSize,
-		Clips: DefaultClips(), HalfRange: int4HalfRange, QMin: -8, QMax: 7,
-		FakeQuantActivations: true, Linears: linears,
+	return GPTQ{Out: out, Grid: DefaultGrid(), Linears: linears}
+}
+
+// DefaultGrid is section 6.5's grid: damp 0.01, groups of 32, blocks of 128, clips 1.0 to
+// 0.6, symmetric int4 codes, activations fake-quantised per token.
+func DefaultGrid() Grid {
+	return Grid{
+		Damp: DefaultDamp, GroupSize: DefaultGroupSize, BlockSize: DefaultBlockSize,
+		Clips: DefaultClips(), HalfRange: int4HalfRange, QMin: -8, QMax: 7, FakeQuantActivations: true,
 	}
 }
 
 // Validate catches a plan the solver would misread before python starts.
 func (g GPTQ) Validate() error {
-	switch {
-	case g.Out == "":
+	if g.Out == "" {
 		return fmt.Errorf("gptq plan: no output path")
-	case g.Damp <= 0:
-		return fmt.Errorf("gptq plan: damp %g must be positive", g.Damp)
-	case g.GroupSize <= 0 || g.BlockSize <= 0 || g.BlockSize%g.GroupSize != 0:
-		return fmt.Errorf("gptq plan: block size %d must be a positive multiple of group size %d", g.BlockSize, g.GroupSize)
-	case len(g.Clips) == 0:
-		return fmt.Errorf("gptq plan: no clips")
-	case g.HalfRange <= 0 || g.QMin >= 0 || g.QMax <= 0:
-		return fmt.Errorf("gptq plan: grid half range %g, codes %d..%d", g.HalfRange, g.QMin, g.QMax)
-	case len(g.Linears) == 0:
-		return fmt.Errorf("gptq plan: no linears")
 	}
-	for _, c := range g.Clips {
-		if c <= 0 || c > 1 {
-			return fmt.Errorf("gptq plan: clip %g outside (0, 1]", c)
-		}
+	if err := g.Grid.Validate(); err != nil {
+		return err
+	}
+	if len(g.Linears) == 0 {
+		return fmt.Errorf("gptq plan: no linears")
 	}
 	seen := map[string]bool{}
 	for _, l := range g.Linears {
@@ -122,6 +123,26 @@ func (g GPTQ) Validate() error {
 			return fmt.Errorf("gptq plan: linear %s listed twice", l.Name)
 		}
 		seen[l.Name] = true
+	}
+	return nil
+}
+
+// Validate checks the grid's settings.
+func (g Grid) Validate() error {
+	switch {
+	case g.Damp <= 0:
+		return fmt.Errorf("gptq plan: damp %g must be positive", g.Damp)
+	case g.GroupSize <= 0 || g.BlockSize <= 0 || g.BlockSize%g.GroupSize != 0:
+		return fmt.Errorf("gptq plan: block size %d must be a positive multiple of group size %d", g.BlockSize, g.GroupSize)
+	case len(g.Clips) == 0:
+		return fmt.Errorf("gptq plan: no clips")
+	case g.HalfRange <= 0 || g.QMin >= 0 || g.QMax <= 0:
+		return fmt.Errorf("gptq plan: grid half range %g, codes %d..%d", g.HalfRange, g.QMin, g.QMax)
+	}
+	for _, c := range g.Clips {
+		if c <= 0 || c > 1 {
+			return fmt.Errorf("gptq plan: clip %g outside (0, 1]", c)
+		}
 	}
 	return nil
 }

@@ -1,0 +1,179 @@
+"""Sequential GPTQ over a whole model: the once-per-model solve job's driver.
+
+exe-expo driver: JSON plan in (file path argument, or stdin), JSON result out (stdout).
+Go decides which linears are solved, in which order, which share an input (q, k, v; w1, w3)
+and the grid; this script carries it out with gptq.py's arithmetic. Each group's Hessian
+comes from the calibration rows run through the model whose upstream linears already hold
+their solved codes, so every layer is solved on the inputs it will really see. A block
+(a decoder layer, "layers.<i>") is run on its own: its inputs are captured once, and its
+outputs become the next block's inputs, so the solve costs one pass per layer, not one
+whole-model pass per linear. A block with no module ("output") runs the whole model.
+
+Plan: {"out": path, "rows": path (JSON list of token-id lists),
+       "blocks": [{"module": "layers.0", "groups": [[name, ...], ...]}, ...,
+                  {"module": "", "groups": [["output"]]}],
+       "damp", "group_size", "block_size", "clips", "half_range", "qmin", "qmax",
+       "fake_quant_activations",
+       "model": {"model_class", "params", "checkpoint", "max_seq_length", "lfm2_state_fix"}}
+Result: {"out", "seconds", "rows", "positions", "linears": [gptq.py's per-linear stats]}
+Error: {"error": message, "linear": name or null} on stdout, exit status 1.
+"""
+
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gptq  # noqa: E402  (written beside this script)
+
+
+class Captured(Exception):
+    """Raised by the capture hook: nothing after the group's input is needed."""
+
+
+def capture(torch, run, feeds, module, transform=None):
+    """Runs every feed, catching what module receives: the positional arguments (or, with
+    transform, transform(first argument)); the run stops there."""
+    out = []
+
+    def hook(_mod, args):
+        out.append(transform(args[0]) if transform else tuple(a.detach() if torch.is_tensor(a) else a for a in args))
+        raise Captured
+
+    handle = module.register_forward_pre_hook(hook)
+    try:
+        with torch.no_grad():
+            for f in feeds:
+                try:
+                    run(f)
+                except Captured:
+                    pass
+    finally:
+        handle.remove()
+    return out
+
+
+def group_hessian(torch, run, feeds, module, plan):
+    """H = sum over every position of every feed of x^T x, x what module receives."""
+
+    def gram(x):
+        x = x.detach().reshape(-1, x.shape[-1]).to(torch.float64)
+        if plan.get("fake_quant_activations"):
+            x = gptq.fake_quant_tokens(torch, x)
+        return x.T @ x
+
+    parts = capture(torch, run, feeds, module, gram)
+    if not parts:
+        raise gptq.SolveError("the calibration rows never reached this linear", None)
+    h = parts[0]
+    for p in parts[1:]:
+        h += p
+    return h
+
+
+def solve_group(torch, modules, group, h, plan, codes, stats, start):
+    g = plan["group_size"]
+    factor = gptq.Factor(torch, h, plan, group[0])
+    for i, name in enumerate(group):
+        mod = modules[name]
+        w = mod.weight.detach().to(torch.float64)
+        gptq.check_shapes(w, h, plan, name)
+        q, s = gptq.solve(torch, w, factor, plan)
+        qr, sr = gptq.rtn(torch, w, plan)
+        base, e_gptq, e_rtn = gptq.output_errors(torch, w, h, g, [(q, s), (qr, sr)])
+        base = base or 1.0
+        s16 = s.to(torch.bfloat16)
+        codes[name] = {"qdata": q.to(torch.int8).contiguous(), "scale": s16.contiguous()}
+        with torch.no_grad():  # downstream groups see the coded weights
+            mod.weight.copy_((q * s16.to(torch.float64).repeat_interleave(g, dim=1)).to(mod.weight.dtype))
+        stats.append({"name": name, "rows": w.shape[0], "cols": w.shape[1],
+                      "dead_columns": int(factor.dead.sum().item()), "damp": factor.damp,
+                      "hessian_reused": i > 0, "error_gptq": e_gptq, "error_rtn": e_rtn,
+                      "relative_gptq": e_gptq / base, "relative_rtn": e_rtn / base,
+                      "seconds": round(time.time() - start, 3)})
+
+
+def solve_model(torch, model, rows, plan, log=lambda msg: None):
+    """Solves every group in order. Returns (codes, stats)."""
+    modules = dict(model.named_modules())
+    codes, stats = {}, []
+    tokens = [torch.tensor([r], dtype=torch.long) for r in rows]
+    whole = lambda t: model(t)  # noqa: E731
+    inputs, inputs_of = None, None
+    for block in plan["blocks"]:
+        name = block.get("module") or ""
+        for group in block["groups"]:
+            for lin in group:
+                w = getattr(modules.get(lin), "weight", None)
+                if w is None or w.dim() != 2:
+                    raise gptq.SolveError("the model has no linear %s" % lin, lin)
+                if lin in codes:
+                    raise gptq.SolveError("linear %s is listed twice" % lin, lin)
+        if name:
+            if name not in modules:
+                raise gptq.SolveError("the model has no block %s" % name, None)
+            blk = modules[name]
+            if inputs_of != name:
+                inputs = capture(torch, whole, tokens, blk)
+            run, feeds = (lambda args, blk=blk: blk(*args)), inputs
+        else:
+            run, feeds = whole, tokens
+        for group in block["groups"]:
+            start = time.time()
+            h = group_hessian(torch, run, feeds, modules[group[0]], plan)
+            solve_group(torch, modules, group, h, plan, codes, stats, start)
+            log("solved %s in %.1fs" % (", ".join(group), time.time() - start))
+        if name:  # this block's outputs feed the next block
+            nxt = block.get("next")
+            with torch.no_grad():
+                outs = [blk(*args) for args in inputs]
+            inputs = [((o[0] if isinstance(o, tuple) else o),) + tuple(args[1:]) for o, args in zip(outs, inputs)]
+            inputs_of = nxt
+    return codes, stats
+
+
+def build_executorch(torch, m):
+    """The eager ExecuTorch model export_llm would build, without KV cache, in fp32."""
+    if m.get("lfm2_state_fix"):
+        import export_with_codes
+
+        export_with_codes.apply_lfm2_state_fix()
+    from executorch.examples.models.llama.model import Llama2Model
+    from executorch.extension.llm.export.config.llm_config import LlmConfig
+
+    cfg = LlmConfig()
+    cfg.base.model_class = m["model_class"]
+    cfg.base.params = m["params"]
+    cfg.base.checkpoint = m["checkpoint"]
+    cfg.model.use_kv_cache = False
+    cfg.model.use_sdpa_with_kv_cache = False
+    cfg.model.dtype_override = "fp32"
+    cfg.export.max_seq_length = m["max_seq_length"]
+    cfg.export.max_context_length = m["max_seq_length"]
+    model = Llama2Model(llm_config=cfg).get_eager_model()
+    return model.to(torch.float32).eval()
+
+
+def main():
+    src = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None
+    try:
+        import torch
+
+        plan = json.load(open(src) if src else sys.stdin)
+        start = time.time()
+        rows = json.load(open(plan["rows"]))
+        model = build_executorch(torch, plan["model"])
+        codes, stats = solve_model(torch, model, rows, plan, lambda msg: print(msg, file=sys.stderr, flush=True))
+        gptq.save_atomically(torch, codes, plan["out"])
+        result = {"out": plan["out"], "seconds": round(time.time() - start, 3), "rows": len(rows),
+                  "positions": sum(len(r) for r in rows), "linears": stats}
+    except gptq.SolveError as e:
+        return gptq.fail(str(e), e.linear)
+    json.dump(result, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
