@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"sort"
-	"strings"
 )
 
 // Config is a decoded config.json. Top is the whole file; Text is `text_config` when the
@@ -139,16 +137,6 @@ func (c *Config) Strings(key string) ([]string, bool) {
 	return out, true
 }
 
-// Keys lists the text config's keys, sorted (for messages).
-func (c *Config) Keys() []string {
-	ks := make([]string, 0, len(c.Text))
-	for k := range c.Text {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
-
 func asInt(v any) (int64, bool) {
 	switch n := v.(type) {
 	case json.Number:
@@ -186,6 +174,3 @@ func IDs(v any) []int64 {
 	}
 	return out
 }
-
-// lower is strings.ToLower, kept short for the checks below.
-func lower(s string) string { return strings.ToLower(s) }
