@@ -19,6 +19,9 @@ import os
 import struct
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import driver_io  # noqa: E402  (written beside this script)
+
 MAX_HEADER = 100 << 20  # the safetensors format's own limit
 DTYPES = {"F32": ("float32", 4), "F16": ("float16", 2), "BF16": ("bfloat16", 2)}
 
@@ -146,7 +149,7 @@ def convert(plan):
         out[tie["to"]] = out[tie["from"]]
     if len(out) != plan["expect_tensors"]:
         raise PlanError("converted %d tensors, the plan expects %d" % (len(out), plan["expect_tensors"]))
-    save_atomically(torch, out, plan["output"])
+    driver_io.save_atomically(torch, out, plan["output"])
     dtypes = {}
     for t in out.values():
         key = str(t.dtype).replace("torch.", "")
@@ -162,31 +165,8 @@ def convert(plan):
     return result
 
 
-def save_atomically(torch, obj, path):
-    """torch.save to a temporary name, then rename: a killed run leaves no half file."""
-    tmp = path + ".partial"
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def fail(message, tensor):
-    json.dump({"error": message, "tensor": tensor}, sys.stdout)
-    sys.stdout.write("\n")
-    return 1
-
-
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None
-    try:
-        plan = json.load(open(src) if src else sys.stdin)
-        result = convert(plan)
-    except PlanError as e:
-        return fail(str(e), e.tensor)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return fail("%s: %s" % (type(e).__name__, e), None)
-    json.dump(result, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 0
+    return driver_io.serve(convert, PlanError, "tensor")
 
 
 if __name__ == "__main__":

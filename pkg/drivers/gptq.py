@@ -22,6 +22,9 @@ import os
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import driver_io  # noqa: E402  (written beside this script)
+
 
 class SolveError(Exception):
     def __init__(self, message, linear=None):
@@ -205,35 +208,12 @@ def run(plan):
         codes[spec["name"]], st = solve_linear(torch, spec, plan, cache)
         stats.append(st)
         print("solved %s in %.2fs" % (spec["name"], st["seconds"]), file=sys.stderr, flush=True)
-    save_atomically(torch, codes, plan["out"])
+    driver_io.save_atomically(torch, codes, plan["out"])
     return {"out": plan["out"], "seconds": round(time.time() - start, 3), "linears": stats}
 
 
-def save_atomically(torch, obj, path):
-    """torch.save to a temporary name, then rename: a killed run leaves no half file."""
-    tmp = path + ".partial"
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
-
-
-def fail(message, linear):
-    json.dump({"error": message, "linear": linear}, sys.stdout)
-    sys.stdout.write("\n")
-    return 1
-
-
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None
-    try:
-        plan = json.load(open(src) if src else sys.stdin)
-        result = run(plan)
-    except SolveError as e:
-        return fail(str(e), e.linear)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return fail("%s: %s" % (type(e).__name__, e), None)
-    json.dump(result, sys.stdout, sort_keys=True)
-    sys.stdout.write("\n")
-    return 0
+    return driver_io.serve(run, SolveError, "linear")
 
 
 if __name__ == "__main__":

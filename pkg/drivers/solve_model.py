@@ -25,7 +25,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import gptq  # noqa: E402  (written beside this script)
+import driver_io  # noqa: E402  (written beside this script)
+import gptq  # noqa: E402
 
 
 class Captured(Exception):
@@ -155,24 +156,20 @@ def build_executorch(torch, m):
     return model.to(torch.float32).eval()
 
 
-def main():
-    src = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "-" else None
-    try:
-        import torch
+def run(plan):
+    import torch
 
-        plan = json.load(open(src) if src else sys.stdin)
-        start = time.time()
-        rows = json.load(open(plan["rows"]))
-        model = build_executorch(torch, plan["model"])
-        codes, stats = solve_model(torch, model, rows, plan, lambda msg: print(msg, file=sys.stderr, flush=True))
-        gptq.save_atomically(torch, codes, plan["out"])
-        result = {"out": plan["out"], "seconds": round(time.time() - start, 3), "rows": len(rows),
-                  "positions": sum(len(r) for r in rows), "linears": stats}
-    except gptq.SolveError as e:
-        return gptq.fail(str(e), e.linear)
-    json.dump(result, sys.stdout)
-    sys.stdout.write("\n")
-    return 0
+    start = time.time()
+    rows = json.load(open(plan["rows"]))
+    model = build_executorch(torch, plan["model"])
+    codes, stats = solve_model(torch, model, rows, plan, lambda msg: print(msg, file=sys.stderr, flush=True))
+    driver_io.save_atomically(torch, codes, plan["out"])
+    return {"out": plan["out"], "seconds": round(time.time() - start, 3), "rows": len(rows),
+            "positions": sum(len(r) for r in rows), "linears": stats}
+
+
+def main():
+    return driver_io.serve(run, gptq.SolveError, "linear")
 
 
 if __name__ == "__main__":
