@@ -39,18 +39,21 @@ func (o *Options) newReport(src *model.Source, v *family.Verdict, r *recipe.Reci
 		Toolchain: map[string]string{"executorch": o.Config.Versions.ExecuTorch},
 		Recipe:    r.Fields,
 		Window: report.Window{
-			Context: g.window, Reason: g.reason, KVBytesPerToken: g.kvPerToken,
-			DeviceResident: g.resident, PhoneBudgetBytes: o.Config.Export.DeviceBudgetBytes,
-			FitsPhoneBudget: g.resident <= o.Config.Export.DeviceBudgetBytes,
+			Context: g.window, Reason: g.reason, DeviceResident: g.row.ResidentBytes,
+			PhoneBudgetBytes: o.Config.Export.DeviceBudgetBytes, FitsPhoneBudget: g.row.FitsPhone,
 		},
-		Estimates: report.Estimates{PTEBytesEstimate: g.pte, ExportPeakBytesEstimate: g.peakEstimate, HostNeedBytes: g.need, DiskNeedBytes: g.disk},
-		Files:     []report.File{},
-		Host:      report.Host{HostFacts: g.host},
-		Metadata:  pte.Metadata{},
-		Smoke:     []check.Result{},
-		Stages:    []report.StageReport{},
+		Estimates: report.Estimates{PTEBytesEstimate: g.row.PTEBytes, ExportPeakBytesEstimate: g.row.ExportPeakBytes,
+			HostNeedBytes: g.row.HostNeedBytes, DiskNeedBytes: g.disk},
+		Files:    []report.File{},
+		Host:     report.Host{HostFacts: g.host},
+		Metadata: pte.Metadata{},
+		Smoke:    []check.Result{},
+		Stages:   []report.StageReport{},
 	}
 	switch r.Backend {
+	case "xnnpack", "vulkan": // the NPU runtimes keep 16-bit caches: no fp32 figure
+		kv := g.row.KVBytesPerToken
+		rep.Window.KVBytesPerToken = &kv
 	case "qnn":
 		rep.Toolchain["qairt"] = o.Config.Versions.QAIRT
 	case "mediatek":
@@ -128,7 +131,7 @@ func toolEnv(add map[string]string) []string {
 }
 
 func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Recipe, rep *report.Report) error {
-	dir := o.sourceDir()
+	dir := o.srcDir
 	shards, err := drivers.ShardFiles(dir)
 	if err != nil {
 		return fmt.Errorf("convert %s: %w", src.ID, err)
@@ -230,7 +233,7 @@ func resolve(from string) (string, error) {
 
 // copySideFiles copies the tokenizer and the upstream license files to the output root.
 func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
-	dir := o.sourceDir()
+	dir := o.srcDir
 	if rep.Backend == "xnnpack" || rep.Backend == "vulkan" {
 		for _, tk := range []string{"tokenizer.json", "tokenizer.model"} {
 			if _, err := os.Stat(filepath.Join(dir, tk)); err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
@@ -63,6 +64,9 @@ type Options struct {
 	Host func(dir string) (run.HostFacts, error)
 	// RunURL and RunID link the report to the workflow run.
 	RunURL, RunID string
+
+	// srcDir is where the source's files are: the local folder, or work/source.
+	srcDir string
 }
 
 // Result is what an export produced.
@@ -98,7 +102,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	fmt.Fprintf(o.Log, "exe-expo: %s to %s at %d tokens (%s)\n", src.ID, o.Backend, g.window, g.reason)
 	r, err := recipe.Build(o.Config, recipe.Request{
 		Backend: o.Backend, Source: src, Window: g.window, SoC: o.SoC, QMode: o.QMode, Codes: o.Codes,
-		Work: o.Work, SourceDir: o.sourceDir(), Python: o.Python, MTKPython: o.MTKPython, ExecuTorch: o.ExecuTorch,
+		Work: o.Work, SourceDir: o.srcDir, Python: o.Python, MTKPython: o.MTKPython, ExecuTorch: o.ExecuTorch,
 	})
 	if err != nil {
 		return nil, err
@@ -150,6 +154,12 @@ func (o *Options) validate() error {
 	if o.Revision == "" {
 		o.Revision = "main"
 	}
+	o.srcDir = filepath.Join(o.Work, "source")
+	if plan.IsDir(o.Model) {
+		if o.srcDir, err = filepath.Abs(o.Model); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -163,32 +173,17 @@ func joinReasons(rs []string) string {
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 
-// sourceDir is where the source's files are: the local folder, or work/source.
-func (o *Options) sourceDir() string {
-	if st, err := os.Stat(o.Model); err == nil && st.IsDir() {
-		abs, _ := filepath.Abs(o.Model)
-		return abs
-	}
-	return filepath.Join(o.Work, "source")
-}
-
-// source loads the model's metadata and brings its files to sourceDir.
+// source loads the model's metadata; a Hub model's files are downloaded into srcDir.
 func (o *Options) source(ctx context.Context) (*model.Source, error) {
-	dir := o.sourceDir()
-	if st, err := os.Stat(o.Model); err == nil && st.IsDir() {
-		id := filepath.Base(dir)
-		if o.ID != "" {
-			if !model.ValidID(o.ID) {
-				return nil, fmt.Errorf("--id %q is not a Hugging Face model id (org/name)", o.ID)
-			}
-			id = o.ID
-		}
-		src := &model.Source{ID: id, Origin: "local folder " + dir, Revision: o.Revision}
-		if err := model.Load(ctx, src, model.Dir(dir)); err != nil {
+	if plan.IsDir(o.Model) {
+		src, err := plan.OpenDir(ctx, o.srcDir, o.ID)
+		if err != nil {
 			return nil, err
 		}
+		src.Revision = o.Revision
 		return src, nil
 	}
+	dir := o.srcDir
 	if !model.ValidID(o.Model) {
 		return nil, fmt.Errorf("%q is neither a local model folder nor a Hugging Face model id (org/name)", o.Model)
 	}

@@ -25,16 +25,9 @@ var ErrUnreachable = errors.New("the Hugging Face Hub could not be reached")
 // from the embedded snapshot when the Hub cannot be reached (or hub is nil). The source's
 // Origin says which, and Offline reports the snapshot case.
 func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source, offline bool, err error) {
-	if st, err := os.Stat(ref); err == nil && st.IsDir() {
-		if _, err := os.Stat(filepath.Join(ref, "config.json")); err != nil {
-			return nil, false, fmt.Errorf("%s is a folder without config.json; give a model folder or a Hub id (org/name)", ref)
-		}
-		abs, _ := filepath.Abs(ref)
-		src := &model.Source{ID: filepath.Base(abs), Origin: "local folder " + abs}
-		if err := model.Load(ctx, src, model.Dir(ref)); err != nil {
-			return nil, false, err
-		}
-		return src, false, nil
+	if IsDir(ref) {
+		src, err := OpenDir(ctx, ref, "")
+		return src, false, err
 	}
 	if !model.ValidID(ref) {
 		return nil, false, fmt.Errorf("%q is neither a local model folder nor a Hugging Face model id (org/name)", ref)
@@ -63,4 +56,32 @@ func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source
 	src.Revision = revision
 	src.Origin = fmt.Sprintf("embedded snapshot %s (offline: %s)", snapshot.Name, why)
 	return src, true, nil
+}
+
+// IsDir reports whether ref names a local folder (rather than a Hub id).
+func IsDir(ref string) bool {
+	st, err := os.Stat(ref)
+	return err == nil && st.IsDir()
+}
+
+// OpenDir loads a local model folder. id names the Hub id the folder holds (the output
+// repo and ExecuTorch's Qualcomm registry go by it); empty means the folder's name.
+func OpenDir(ctx context.Context, dir, id string) (*model.Source, error) {
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+		return nil, fmt.Errorf("%s is a folder without config.json; give a model folder or a Hub id (org/name)", dir)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		id = filepath.Base(abs)
+	} else if !model.ValidID(id) {
+		return nil, fmt.Errorf("--id %q is not a Hugging Face model id (org/name)", id)
+	}
+	src := &model.Source{ID: id, Origin: "local folder " + abs}
+	if err := model.Load(ctx, src, model.Dir(abs)); err != nil {
+		return nil, err
+	}
+	return src, nil
 }

@@ -65,27 +65,29 @@ type Row struct {
 	ResidentBytes  int64   `json:"device_resident_bytes"`
 	FitsPhone      bool    `json:"fits_phone_budget"`
 	HostNeedBytes  int64   `json:"host_need_bytes"`
-	DiskNeedBytes  int64   `json:"disk_need_bytes"`
-	Runner         string  `json:"runner,omitempty"`
-	RunnerTier     string  `json:"runner_tier,omitempty"`
-	SwapGiB        int     `json:"swap_gib"`
-	UsesSwap       bool    `json:"uses_swap"`
-	Skip           string  `json:"skip,omitempty"`
+	// ExportPeakBytes is the raw export_llm peak (XNNPACK, Vulkan), for the export report.
+	ExportPeakBytes int64  `json:"-"`
+	DiskNeedBytes   int64  `json:"disk_need_bytes"`
+	Runner          string `json:"runner,omitempty"`
+	RunnerTier      string `json:"runner_tier,omitempty"`
+	SwapGiB         int    `json:"swap_gib"`
+	UsesSwap        bool   `json:"uses_swap"`
+	Skip            string `json:"skip,omitempty"`
 }
 
 // Build computes the plan of a loaded source. only, when set, limits the backends shown.
 func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 	v := family.Evaluate(cfg, src)
 	p := &Plan{Model: src.ID, Revision: src.Revision, Origin: src.Origin, Verdict: v, Params: src.Params}
-	fam := family.ByKey(v.Family)
 	var sm *sizing.Model
-	if src.Config != nil && fam != nil {
-		a, err := model.ArchOf(src.Config)
-		if err != nil {
-			p.ArchError = err.Error()
-		} else if src.Params != nil {
-			sm = &sizing.Model{Arch: a, HFRope: hfRope(fam, src.Config), Params: src.Params.Total}
+	if family.ByKey(v.Family) != nil && src.Config != nil {
+		m, err := SizingModel(src)
+		switch {
+		case err == nil:
+			sm = &m
 			p.Arch = summarize(sm)
+		case src.Params != nil:
+			p.ArchError = err.Error()
 		}
 	}
 	for _, bv := range v.Backends {
@@ -94,18 +96,11 @@ func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 		}
 		bp := BackendPlan{Backend: bv.Backend, Title: family.BackendTitle[bv.Backend], OK: bv.OK, Reason: bv.Reason}
 		if bv.OK && sm != nil {
-			fillBackend(cfg, src, fam, sm, &bp)
+			fillBackend(cfg, src, *sm, &bp)
 		}
 		p.Backends = append(p.Backends, bp)
 	}
 	return p
-}
-
-func hfRope(fam *family.Family, c *model.Config) bool {
-	if lp, err := family.XNNPACKPlan(fam, c); err == nil {
-		return lp.HFRope
-	}
-	return fam.Key != "llama"
 }
 
 func summarize(m *sizing.Model) *ArchSummary {

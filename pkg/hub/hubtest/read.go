@@ -39,15 +39,22 @@ func revision(w http.ResponseWriter, rp *repo, rev string) *commit {
 	return c
 }
 
-func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request, id, rev string) {
-	c := s.who(r)
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// readableAt is the repo and commit caller c may read of id at rev, with s.mu held; the
+// commit is nil when it has already answered with the error (no access, no such repo or
+// revision).
+func (s *Server) readableAt(w http.ResponseWriter, c caller, id, rev string) (*repo, *commit) {
 	rp := s.readable(w, c, id)
 	if rp == nil {
-		return
+		return nil, nil
 	}
-	cm := revision(w, rp, rev)
+	return rp, revision(w, rp, rev)
+}
+
+func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request, id, rev string) {
+	c := s.who(r) // before s.mu: who takes it
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rp, cm := s.readableAt(w, c, id, rev)
 	if cm == nil {
 		return
 	}
@@ -341,14 +348,10 @@ func contains(list []string, s string) bool {
 
 // tree serves GET /api/models/{id}/tree/{rev}[/{path}].
 func (s *Server) tree(w http.ResponseWriter, r *http.Request, id, rev, dir string) {
-	c := s.who(r)
+	c := s.who(r) // before s.mu: who takes it
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.readable(w, c, id)
-	if rp == nil {
-		return
-	}
-	cm := revision(w, rp, rev)
+	_, cm := s.readableAt(w, c, id, rev)
 	if cm == nil {
 		return
 	}
@@ -453,14 +456,10 @@ func serveFile(w http.ResponseWriter, r *http.Request, path string) {
 }
 
 func (s *Server) commits(w http.ResponseWriter, r *http.Request, id, rev string) {
-	c := s.who(r)
+	c := s.who(r) // before s.mu: who takes it
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rp := s.readable(w, c, id)
-	if rp == nil {
-		return
-	}
-	cm := revision(w, rp, rev)
+	rp, cm := s.readableAt(w, c, id, rev)
 	if cm == nil {
 		return
 	}
