@@ -25,6 +25,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "hubtest: --dir is required")
 		os.Exit(2)
 	}
+	// The handler goes in before anything can see the URL: a caller that reads the URL and
+	// stops the server at once must get a clean exit, not the default SIGTERM death.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	srv, err := hubtest.Listen(*dir, *addr)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -38,8 +42,6 @@ func main() {
 		os.Exit(2)
 	}
 	fmt.Println(srv.URL)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	<-ctx.Done()
 	if err := srv.Close(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -11,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestMain(m *testing.M) {
@@ -22,64 +25,75 @@ func TestMain(m *testing.M) {
 }
 
 // TestProcess runs the command as a process: it prints its URL, serves a seeded repo, and
-// exits 0 on SIGTERM.
+// exits 0 on SIGTERM. The SIGTERM goes out as soon as the URL is read, the earliest a
+// caller can send it, so a handler installed after the URL is printed fails here.
 func TestProcess(t *testing.T) {
 	seed := t.TempDir()
-	if err := os.WriteFile(filepath.Join(seed, "config.json"), []byte(`{"model_type":"qwen3"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0], "--dir", t.TempDir(), "--token", "hf_only", "--user", "org", "--seed", "org/seeded="+seed)
-	cmd.Env = append(os.Environ(), "HUBTEST_RUN_MAIN=1")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no URL printed: %v", err)
-	}
-	url := strings.TrimSpace(line)
-	if !strings.HasPrefix(url, "http://127.0.0.1:") {
-		t.Fatalf("first line %q is not a loopback URL", url)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(seed, "config.json"), []byte(`{"model_type":"qwen3"}`), 0o644))
+	url, cmd := startHubtest(t, "--dir", t.TempDir(), "--token", "hf_only", "--user", "org", "--seed", "org/seeded="+seed)
+
 	resp, err := http.Get(url + "/org/seeded/resolve/main/config.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(body), "qwen3") {
-		t.Errorf("seeded file: %d %s", resp.StatusCode, body)
-	}
-	req, _ := http.NewRequest("GET", url+"/api/whoami-v2", nil)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "seeded file")
+	assert.Contains(t, string(body), "qwen3", "seeded file")
+
+	req, err := http.NewRequest("GET", url+"/api/whoami-v2", nil)
+	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer hf_other")
 	resp, err = http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	resp.Body.Close()
-	if resp.StatusCode != 401 {
-		t.Errorf("a token other than --token: status %d, want 401", resp.StatusCode)
+	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a token other than --token")
+
+	assert.NoError(t, stopHubtest(t, cmd), "exit after SIGTERM")
+}
+
+// TestStopRightAfterURL sends SIGTERM the moment the URL line arrives, with no request in
+// between: the window in which a late signal handler lets the signal kill the process.
+func TestStopRightAfterURL(t *testing.T) {
+	for i := range 5 {
+		_, cmd := startHubtest(t, "--dir", t.TempDir())
+		require.NoError(t, stopHubtest(t, cmd), "run %d: exit after SIGTERM", i)
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
+}
+
+// startHubtest runs this test binary as the command and returns the URL it printed.
+func startHubtest(t *testing.T, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "HUBTEST_RUN_MAIN=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "no URL printed")
+	url := strings.TrimSpace(line)
+	require.True(t, strings.HasPrefix(url, "http://127.0.0.1:"), "first line %q is not a loopback URL", url)
+	return url, cmd
+}
+
+// stopHubtest sends SIGTERM and returns how the process ended. The limit only catches a
+// process that ignores the signal (it would serve forever); a clean stop takes milliseconds.
+func stopHubtest(t *testing.T, cmd *exec.Cmd) error {
+	t.Helper()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("did not stop on SIGTERM")
+		return err
+	case <-time.After(time.Minute):
+		require.FailNow(t, "did not stop on SIGTERM within a minute")
+		return nil
 	}
 }
 
 func TestSeedSpec(t *testing.T) {
-	if err := seedRepos(nil, "org/no-equals-sign"); err == nil {
-		t.Error("a --seed without = was accepted")
-	}
+	err := seedRepos(nil, "org/no-equals-sign")
+	require.Error(t, err, "a --seed without = was accepted")
+	assert.Contains(t, err.Error(), "want org/name=path")
 }
