@@ -22,16 +22,22 @@ type Arch struct {
 	LayerTypes []string
 }
 
-// ArchOf reads the architecture numbers, naming the first missing or malformed field.
+// ArchOf reads the architecture numbers. A number no model can have is a *ConfigError
+// (ParseConfig already refused it); a missing one is an error naming the key, since a
+// config may leave it to transformers' defaults (gemma-3-4b-it's text_config does) and the
+// model is then refused sizing, not refused outright.
 func ArchOf(c *Config) (Arch, error) {
 	var a Arch
+	if err := c.check(); err != nil {
+		return a, err
+	}
 	var err error
 	need := func(key string) int64 {
 		if err != nil {
 			return 0
 		}
 		v, ok := c.Int(key)
-		if !ok || v <= 0 {
+		if !ok {
 			err = fmt.Errorf("config.json has no positive integer %q", key)
 		}
 		return v
@@ -56,9 +62,6 @@ func ArchOf(c *Config) (Arch, error) {
 		}
 		a.HeadDim = a.Dim / a.Heads
 	}
-	if err != nil {
-		return a, err
-	}
 	a.FFNDim = a.Intermediate
 	if c.String("model_type") == "lfm2" {
 		a.FFNDim = lfm2FFNDim(c, a.Intermediate)
@@ -71,9 +74,6 @@ func ArchOf(c *Config) (Arch, error) {
 		}
 	}
 	if types, ok := c.Strings("layer_types"); ok {
-		if int64(len(types)) != a.Layers {
-			return a, fmt.Errorf("config.json layer_types lists %d layers, num_hidden_layers is %d", len(types), a.Layers)
-		}
 		a.LayerTypes = types
 	}
 	return a, nil

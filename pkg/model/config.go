@@ -6,31 +6,64 @@ package model
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 )
 
 // Config is a decoded config.json. Top is the whole file; Text is `text_config` when the
-// file nests one (multimodal wrappers), else Top.
+// file nests one (multimodal wrappers), else Top. File names the file in every error.
 type Config struct {
 	Top  map[string]any
 	Text map[string]any
+	File string
+	// nested is true when Text is text_config, so errors name "text_config.<key>".
+	nested bool
 }
 
 // ParseConfig decodes config.json; name labels errors. Numbers keep their exact values.
+// A file that is not one JSON object, or whose architecture numbers no model can have
+// (out of range, not whole, inconsistent), is refused with a *ConfigError naming the key.
 func ParseConfig(name string, data []byte) (*Config, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var top map[string]any
-	if err := dec.Decode(&top); err != nil {
-		return nil, fmt.Errorf("%s: not a JSON object: %w", name, err)
+	top, err := decodeObject(data)
+	if err != nil {
+		return nil, &ConfigError{File: name, Problem: err.Error()}
 	}
-	c := &Config{Top: top, Text: top}
+	c := &Config{Top: top, Text: top, File: name}
 	if tc, ok := top["text_config"].(map[string]any); ok {
-		c.Text = tc
+		c.Text, c.nested = tc, true
+	}
+	if err := c.check(); err != nil {
+		return nil, err
 	}
 	c.normalize()
 	return c, nil
+}
+
+// decodeObject reads exactly one JSON object, saying in words what else the data holds.
+func decodeObject(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		var syn *json.SyntaxError
+		switch {
+		case errors.As(err, &syn):
+			return nil, fmt.Errorf("not a JSON object: invalid JSON at byte %d", syn.Offset)
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return nil, errors.New("not a JSON object: the file is empty or ends early")
+		}
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object: it holds %s", describe(v))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("not a JSON object: more data follows the object")
+	}
+	return obj, nil
 }
 
 // normalize fills what old LFM2 configs express differently: `full_attn_idxs` instead of
@@ -148,7 +181,7 @@ func asInt(v any) (int64, bool) {
 			return int64(f), true
 		}
 	case float64:
-		if n == math.Trunc(n) {
+		if n == math.Trunc(n) && math.Abs(n) < 1<<53 {
 			return int64(n), true
 		}
 	case int:

@@ -15,6 +15,8 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func source(t *testing.T, id string) *model.Source {
@@ -64,21 +66,117 @@ func TestArchOfRealConfigs(t *testing.T) {
 }
 
 func TestArchOfErrorsNameTheField(t *testing.T) {
-	// gemma-3-4b-it's text_config leaves the head counts to transformers' defaults.
+	// gemma-3-4b-it's text_config leaves the head counts to transformers' defaults: it
+	// cannot be sized, but it is not refused as impossible.
 	_, err := model.ArchOf(source(t, "google/gemma-3-4b-it").Config)
-	if err == nil || !strings.Contains(err.Error(), `"num_attention_heads"`) {
-		t.Errorf("err = %v", err)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `"num_attention_heads"`)
+	var ce *model.ConfigError
+	assert.False(t, errors.As(err, &ce), "a missing key is not a *ConfigError: %v", err)
+
+	c, err := model.ParseConfig("x", []byte(`{"num_hidden_layers":2,"num_attention_heads":3,"hidden_size":10,"vocab_size":5,"intermediate_size":4}`))
+	require.NoError(t, err)
+	_, err = model.ArchOf(c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not divisible")
+}
+
+// small is a valid config.json that the refusal cases below spoil one key at a time.
+const small = `"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"hidden_size":8,"vocab_size":5,"intermediate_size":4`
+
+func TestParseConfigRefusesImpossibleNumbers(t *testing.T) {
+	lfm2 := `"model_type":"lfm2","block_auto_adjust_ff_dim":true,"num_attention_heads":4,"hidden_size":8,"vocab_size":5,`
+	tests := []struct {
+		name, json string
+		key, want  string
+	}{
+		{"null", `null`, "", "not a JSON object: it holds null"},
+		{"list", `[1]`, "", "not a JSON object: it holds a list"},
+		{"string", `"config"`, "", `not a JSON object: it holds "config"`},
+		{"empty", ``, "", "not a JSON object: the file is empty or ends early"},
+		{"cut short", `{"a":`, "", "not a JSON object: the file is empty or ends early"},
+		{"syntax", `{"a" 1}`, "", "not a JSON object: invalid JSON at byte 6"},
+		{"trailing", `{"a":1} {}`, "", "more data follows the object"},
+		{"vocab 1e16", `{` + small + `,"vocab_size":10000000000000000}`, "vocab_size", "10000000000000000 is outside 1..4194304"},
+		{"layers 2^62", `{` + small + `,"num_hidden_layers":4611686018427387904}`, "num_hidden_layers", "is outside 1..1024"},
+		{"layers beyond int64", `{` + small + `,"num_hidden_layers":1e30}`, "num_hidden_layers", "1e30 is outside 1..1024"},
+		{"vocab beyond float64", `{` + small + `,"vocab_size":1e400}`, "vocab_size", "1e400 is outside"},
+		{"negative hidden", `{` + small + `,"hidden_size":-8}`, "hidden_size", "-8 is outside 1..65536"},
+		{"zero heads", `{` + small + `,"num_attention_heads":0}`, "num_attention_heads", "0 is outside 1..1024"},
+		{"fractional", `{` + small + `,"head_dim":1.5}`, "head_dim", "is 1.5, not a whole number"},
+		{"string number", `{` + small + `,"intermediate_size":"4"}`, "intermediate_size", `is "4", not a whole number`},
+		{"bool", `{` + small + `,"vocab_size":true}`, "vocab_size", "is true, not a whole number"},
+		{"positions", `{` + small + `,"max_position_embeddings":1000000000}`, "max_position_embeddings", "outside 1..134217728"},
+		{"kv heads", `{` + small + `,"num_key_value_heads":3}`, "num_key_value_heads", "3 does not divide num_attention_heads 4"},
+		{"kv above heads", `{` + small + `,"num_key_value_heads":8}`, "num_key_value_heads", "8 does not divide num_attention_heads 4"},
+		{"layer_types count", `{` + small + `,"layer_types":["conv"]}`, "layer_types", "lists 1 layers, and num_hidden_layers is 2"},
+		{"layer_types kind", `{` + small + `,"layer_types":[1,2]}`, "layer_types", "is a list, not a list of layer kinds"},
+		{"text_config", `{"text_config":{` + small + `,"vocab_size":0}}`, "text_config.vocab_size", "0 is outside"},
+		{"full_attn_idxs", `{` + lfm2 + `"num_hidden_layers":2,"full_attn_idxs":[5]}`, "full_attn_idxs", "lists 5, not a layer index below num_hidden_layers 2"},
+		{"ffn multiplier", `{` + lfm2 + `"num_hidden_layers":2,"block_ff_dim":12288,"block_ffn_dim_multiplier":1e6}`, "block_ffn_dim_multiplier", "is 1e6, not a number in (0, 16]"},
+		{"ffn rounding", `{` + lfm2 + `"num_hidden_layers":2,"block_ff_dim":12288,"block_multiple_of":0}`, "block_multiple_of", "0 is outside 1..65536"},
+		{"ffn width", `{` + lfm2 + `"num_hidden_layers":2,"block_ff_dim":1}`, "block_ff_dim", "gives a feed-forward width of 0"},
 	}
-	c, _ := model.ParseConfig("x", []byte(`{"num_hidden_layers":2,"num_attention_heads":3,"hidden_size":10,"vocab_size":5,"intermediate_size":4}`))
-	if _, err := model.ArchOf(c); err == nil || !strings.Contains(err.Error(), "not divisible") {
-		t.Errorf("err = %v", err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := model.ParseConfig("org/m/config.json", []byte(tc.json))
+			var ce *model.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "org/m/config.json", ce.File)
+			assert.Equal(t, tc.key, ce.Key)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.True(t, strings.HasPrefix(err.Error(), "org/m/config.json: "+tc.key), err.Error())
+		})
 	}
-	c, _ = model.ParseConfig("x", []byte(`{"num_hidden_layers":2,"num_attention_heads":2,"hidden_size":8,"vocab_size":5,"intermediate_size":4,"layer_types":["conv"]}`))
-	if _, err := model.ArchOf(c); err == nil || !strings.Contains(err.Error(), "layer_types lists 1 layers") {
-		t.Errorf("err = %v", err)
+}
+
+func TestParseConfigAcceptsEverySnapshotModel(t *testing.T) {
+	for _, id := range snapshot.Models() {
+		t.Run(id, func(t *testing.T) {
+			src := source(t, id)
+			require.NotNil(t, src.Config)
+			assert.Equal(t, id+"/config.json", src.Config.File)
+		})
 	}
-	if _, err := model.ParseConfig("cfg.json", []byte(`[1]`)); err == nil || !strings.Contains(err.Error(), "cfg.json") {
-		t.Errorf("err = %v", err)
+}
+
+func TestLoadNamesTheLocalFile(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{`+small+`,"vocab_size":10000000000000000}`), 0o644))
+	err := model.Load(context.Background(), &model.Source{ID: "m"}, model.Dir(dir))
+	require.Error(t, err)
+	assert.Equal(t, filepath.Join(dir, "config.json")+": vocab_size 10000000000000000 is outside 1..4194304", err.Error())
+}
+
+func TestParamsAboveTheBoundAreRefused(t *testing.T) {
+	dir := t.TempDir()
+	// two shards of one 2^62-element tensor each (headers only): their sum would wrap int64.
+	for i, name := range []string{"a", "b"} {
+		h := `{"` + name + `":{"dtype":"BF16","shape":[2147483648,2147483648],"data_offsets":[0,0]}}`
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(h)))
+		file := filepath.Join(dir, fmt.Sprintf("model-%d.safetensors", i+1))
+		require.NoError(t, os.WriteFile(file, append(n[:], h...), 0o644))
+	}
+	ix := `{"metadata":{},"weight_map":{"a":"model-1.safetensors","b":"model-2.safetensors"}}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, model.IndexFile), []byte(ix), 0o644))
+	_, err := model.CountParams(context.Background(), model.Dir(dir), nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "count more than 1125899906842624 parameters")
+
+	tests := map[string]string{
+		`{"total_parameters":9000000000000000000}`: "metadata.total_parameters 9000000000000000000 is more than",
+		`{"total_size":9000000000000000000}`:       "metadata.total_size 9000000000000000000 bytes is more than",
+	}
+	for meta, want := range tests {
+		only := t.TempDir()
+		ix := `{"metadata":` + meta + `,"weight_map":{"a":"model-1.safetensors"}}`
+		require.NoError(t, os.WriteFile(filepath.Join(only, model.IndexFile), []byte(ix), 0o644))
+		cfg, err := model.ParseConfig("c", []byte(`{"torch_dtype":"bfloat16"}`))
+		require.NoError(t, err)
+		_, err = model.CountParams(context.Background(), model.Dir(only), cfg)
+		require.Error(t, err, meta)
+		assert.Contains(t, err.Error(), want)
 	}
 }
 

@@ -172,7 +172,7 @@ func ReadIndex(ctx context.Context, f Files) (*Index, error) {
 func CountParams(ctx context.Context, f Files, cfg *Config) (Params, error) {
 	h, err := ReadHeader(ctx, f, SingleFile)
 	if err == nil {
-		return sumHeaders([]*Header{h}), nil
+		return sumHeaders([]*Header{h})
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return Params{}, err
@@ -186,7 +186,7 @@ func CountParams(ctx context.Context, f Files, cfg *Config) (Params, error) {
 	}
 	headers, err := readShards(ctx, f, ix.Shards())
 	if err == nil {
-		return sumHeaders(headers), nil
+		return sumHeaders(headers)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return Params{}, err
@@ -212,16 +212,20 @@ func readShards(ctx context.Context, f Files, shards []string) ([]*Header, error
 	return headers, errors.Join(errs...)
 }
 
-func sumHeaders(hs []*Header) Params {
+// sumHeaders adds up every tensor, refusing a total above MaxParams before it can wrap.
+func sumHeaders(hs []*Header) (Params, error) {
 	p := Params{ByDtype: map[string]int64{}, Source: "safetensors headers"}
 	for _, h := range hs {
 		for _, t := range h.Tensors {
 			n, _ := t.Count()
+			if n > MaxParams-p.Total {
+				return Params{}, fmt.Errorf("the safetensors headers count more than %d parameters, which no checkpoint has", int64(MaxParams))
+			}
 			p.ByDtype[t.Dtype] += n
 			p.Total += n
 		}
 	}
-	return p
+	return p, nil
 }
 
 var dtypeBytes = map[string]int64{"bfloat16": 2, "float16": 2, "float32": 4, "BF16": 2, "F16": 2, "F32": 4}
@@ -229,6 +233,9 @@ var dtypeBytes = map[string]int64{"bfloat16": 2, "float16": 2, "float32": 4, "BF
 func fromIndexMetadata(ix *Index, cfg *Config) (Params, error) {
 	if v, ok := ix.Metadata["total_parameters"]; ok {
 		if n, err := v.Int64(); err == nil && n > 0 {
+			if n > MaxParams {
+				return Params{}, fmt.Errorf("%s: metadata.total_parameters %d is more than %d, which no checkpoint has", IndexFile, n, int64(MaxParams))
+			}
 			return Params{Total: n, Source: "safetensors index metadata (total_parameters)"}, nil
 		}
 	}
@@ -246,6 +253,9 @@ func fromIndexMetadata(ix *Index, cfg *Config) (Params, error) {
 	b, ok := dtypeBytes[dtype]
 	if !ok {
 		return Params{}, fmt.Errorf("%s: no shard headers at hand, and config.json's dtype %q does not say how many bytes a parameter takes", IndexFile, dtype)
+	}
+	if size/b > MaxParams {
+		return Params{}, fmt.Errorf("%s: metadata.total_size %d bytes is more than %d parameters, which no checkpoint has", IndexFile, size, int64(MaxParams))
 	}
 	return Params{Total: size / b, Source: fmt.Sprintf("safetensors index metadata (total_size / %d bytes per %s)", b, dtype)}, nil
 }

@@ -7,16 +7,23 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"regexp"
 )
 
 // Source is one source model as the pipeline sees it: its metadata and architecture,
 // wherever it was read from.
 type Source struct {
-	// ID is the Hub id ("Qwen/Qwen3-1.7B"); for a local folder, the folder's base name.
-	ID       string `json:"id"`
-	Revision string `json:"revision,omitempty"`
-	SHA      string `json:"sha,omitempty"`
+	// ID is the Hub id ("Qwen/Qwen3-1.7B"); for a local folder, the id given with --id, or
+	// else the folder's base name (then IDFromFolder is set, and the name rules read a
+	// folder name the user chose, which plan says).
+	ID           string `json:"id"`
+	IDFromFolder bool   `json:"id_from_folder,omitempty"`
+	Revision     string `json:"revision,omitempty"`
+	// RevisionNote says why Revision was not checked (the offline snapshot has no
+	// revisions); empty when the Hub answered for that revision.
+	RevisionNote string `json:"revision_note,omitempty"`
+	SHA          string `json:"sha,omitempty"`
 	// PipelineTag and Gated come from the Hub's model info; empty offline.
 	PipelineTag string `json:"pipeline_tag,omitempty"`
 	// Card is the model card's metadata (cardData: license, license_name, license_link).
@@ -59,7 +66,7 @@ func Load(ctx context.Context, s *Source, f Files) error {
 		}
 		return fmt.Errorf("read config.json of %s: %w", s.ID, err)
 	}
-	cfg, err := ParseConfig(s.ID+"/config.json", b)
+	cfg, err := ParseConfig(fileLabel(s, f, "config.json"), b)
 	if err != nil {
 		return err
 	}
@@ -86,6 +93,15 @@ func Load(ctx context.Context, s *Source, f Files) error {
 		return fmt.Errorf("count parameters of %s: %w", s.ID, err)
 	}
 	return nil
+}
+
+// fileLabel names a file of the repo for error sentences: its path for a local folder
+// (which the user can open), else the model id and the file name.
+func fileLabel(s *Source, f Files, name string) string {
+	if d, ok := f.(Dir); ok {
+		return filepath.Join(string(d), name)
+	}
+	return s.ID + "/" + name
 }
 
 // SpecialTokens returns BOS (nil when none) and the EOS list: generation_config first,

@@ -14,7 +14,7 @@ type MTKNeed struct {
 // each (Qwen3-0.6B: 229,376).
 func (m Model) KVBytesPerTokenAllLayers() int64 {
 	a := m.Arch
-	return a.Layers * 2 * a.KVHeads * a.HeadDim * FP32Bytes
+	return mul(a.Layers, 2, a.KVHeads, a.HeadDim, FP32Bytes)
 }
 
 // MediaTekNeed follows the reference's calibration model: without streaming, one prompt's
@@ -25,18 +25,18 @@ func (m Model) MediaTekNeed(window, responseCap, promptTokens, longSamples int, 
 	kv := m.KVBytesPerTokenAllLayers()
 	steps := int64(1 + responseCap)
 	if !streaming {
-		calib := int64(float64(steps*kv*int64(window))*MTKCalibrationOverhead) + m.Params*MTKWeightBytesPerParam
+		calib := add(fromFloat(float64(mul(steps, kv, int64(window)))*MTKCalibrationOverhead), mul(m.Params, MTKWeightBytesPerParam))
 		return MTKNeed{
 			CalibrationBytes: calib,
-			DiskBytes:        int64(MTKAlpacaPrompts) * steps * kv * int64(window),
+			DiskBytes:        mul(MTKAlpacaPrompts, steps, kv, int64(window)),
 			Prompts:          MTKAlpacaPrompts,
 		}
 	}
-	cache := kv * int64(window) * MTKStreamingCacheCopies
-	scores := 3 * m.Arch.Heads * int64(promptTokens) * int64(window+promptTokens) * FP32Bytes
-	calib := m.Params*MTKStreamingWeightBytes + cache + scores
+	cache := mul(kv, int64(window), MTKStreamingCacheCopies)
+	scores := mul(3, m.Arch.Heads, int64(promptTokens), int64(window)+int64(promptTokens), FP32Bytes)
+	calib := add(mul(m.Params, MTKStreamingWeightBytes), cache, scores)
 	return MTKNeed{
-		CalibrationBytes: max(calib, m.Params*MTKLoweringBytesPerParam),
+		CalibrationBytes: max(calib, mul(m.Params, MTKLoweringBytesPerParam)),
 		Streaming:        true,
 		Prompts:          MTKAlpacaPrompts + longSamples,
 	}

@@ -20,16 +20,16 @@ type Model struct {
 // kv heads × head_dim × 4 bytes. Qwen3-4B: 294,912.
 func (m Model) KVBytesPerToken() int64 {
 	a := m.Arch
-	return a.AttentionLayers() * 2 * a.KVHeads * a.HeadDim * FP32Bytes
+	return mul(a.AttentionLayers(), 2, a.KVHeads, a.HeadDim, FP32Bytes)
 }
 
 // KVCacheBytes is the whole window's fp32 cache, allocated in full at load.
-func (m Model) KVCacheBytes(window int) int64 { return m.KVBytesPerToken() * int64(window) }
+func (m Model) KVCacheBytes(window int) int64 { return mul(m.KVBytesPerToken(), int64(window)) }
 
 // MaskBytes is the causal masks the eager model holds during export: one bool byte per
 // cell, one mask per attention layer. It grows with the square of the window.
 func (m Model) MaskBytes(window int) int64 {
-	return m.Arch.AttentionLayers() * int64(window) * int64(window)
+	return mul(m.Arch.AttentionLayers(), int64(window), int64(window))
 }
 
 // LinearBytesPerParam is the size model of a qmode.
@@ -60,7 +60,7 @@ func (m Model) PTEBytesXNNPACK(qmode string, window int) (int64, error) {
 	a := m.Arch
 	raw := float64(a.EmbeddingParams())*EmbeddingInt8 + float64(a.LinearParams())*bpl +
 		float64(window)*float64(a.HeadDim)*m.ropeBytes()
-	return int64(raw * PTEOverheadFactor), nil
+	return fromFloat(raw * PTEOverheadFactor), nil
 }
 
 // PTEBytesVulkan estimates the Vulkan delegate's file (fp32 scales and zeros per group).
@@ -74,19 +74,19 @@ func (m Model) PTEBytesVulkan(qmode string, window int) (int64, error) {
 	a := m.Arch
 	perToken := float64(a.HeadDim)*m.ropeBytes() + float64(a.AttentionLayers()*a.HeadDim)*VulkanWindowPerLayerDim
 	raw := float64(a.EmbeddingParams())*EmbeddingInt8 + float64(a.LinearParams())*bpl + float64(window)*perToken
-	return int64(raw * PTEOverheadFactor), nil
+	return fromFloat(raw * PTEOverheadFactor), nil
 }
 
 // PTEBytesQNN estimates the hybrid QNN decoder file.
 func (m Model) PTEBytesQNN(window int) int64 {
 	a := m.Arch
-	return int64(float64(m.Params)*QNNBytesPerParam) + int64(window)*a.Layers*a.HeadDim*QNNWindowPerLayerDim
+	return add(fromFloat(float64(m.Params)*QNNBytesPerParam), mul(int64(window), a.Layers, a.HeadDim, QNNWindowPerLayerDim))
 }
 
 // NPUKVCacheBytes is the 16-bit KV cache the NPU runners allocate for every layer.
 func (m Model) NPUKVCacheBytes(window int) int64 {
 	a := m.Arch
-	return a.AttentionLayers() * 2 * a.KVHeads * a.HeadDim * NPUKVBytesPerElement * int64(window)
+	return mul(a.AttentionLayers(), 2, a.KVHeads, a.HeadDim, NPUKVBytesPerElement, int64(window))
 }
 
 // MTKFiles estimates the MediaTek chunk files and the fp32 embedding table the runner
@@ -98,11 +98,7 @@ type MTKFiles struct {
 
 // Total is every chunk plus the embedding table.
 func (f MTKFiles) Total() int64 {
-	t := f.EmbeddingBytes
-	for _, c := range f.Chunks {
-		t += c
-	}
-	return t
+	return add(append([]int64{f.EmbeddingBytes}, f.Chunks...)...)
 }
 
 // PTEBytesMediaTek estimates each chunk: an even share of the layers at the precision's
@@ -114,12 +110,12 @@ func (m Model) PTEBytesMediaTek(precision string, chunks, window int) (MTKFiles,
 	}
 	a := m.Arch
 	layerParams := float64(a.LinearParams()-a.Vocab*a.Dim) / float64(chunks)
-	chunk := int64(layerParams*(bits/8+overhead)) + int64(window)*a.HeadDim*MTKRopeBytes
-	f := MTKFiles{EmbeddingBytes: a.Vocab * a.Dim * FP32Bytes}
+	chunk := add(fromFloat(layerParams*(bits/8+overhead)), mul(int64(window), a.HeadDim, MTKRopeBytes))
+	f := MTKFiles{EmbeddingBytes: mul(a.Vocab, a.Dim, FP32Bytes)}
 	for i := 0; i < chunks; i++ {
 		f.Chunks = append(f.Chunks, chunk)
 	}
-	f.Chunks[chunks-1] += int64(float64(a.Vocab*a.Dim) * bits / 8)
+	f.Chunks[chunks-1] = add(f.Chunks[chunks-1], fromFloat(float64(a.Vocab*a.Dim)*bits/8))
 	return f, nil
 }
 
@@ -140,34 +136,34 @@ func mtkWeights(precision string) (bits, overhead float64, err error) {
 func (m Model) ExportPeakBytes(window int) int64 {
 	a := m.Arch
 	w := float64(a.EmbeddingParams()+a.LinearParams()) * FP32Bytes * ExportPeakWeights
-	return int64(w) + m.KVCacheBytes(window) + m.MaskBytes(window) + ExportFixedBytes
+	return add(fromFloat(w), m.KVCacheBytes(window), m.MaskBytes(window), ExportFixedBytes)
 }
 
 // HostNeedVulkan adds the extra mask copies the Vulkan partitioner makes, with a margin.
 func (m Model) HostNeedVulkan(window int) int64 {
 	peak := float64(m.ExportPeakBytes(window))
-	return int64((peak + (VulkanMaskCopies-1)*float64(m.MaskBytes(window))) * VulkanNeedMargin)
+	return fromFloat((peak + (VulkanMaskCopies-1)*float64(m.MaskBytes(window))) * VulkanNeedMargin)
 }
 
 // HostNeedXNNPACK is the larger of 1.7 × the export peak and the Vulkan need.
 func (m Model) HostNeedXNNPACK(window int) int64 {
-	return max(int64(float64(m.ExportPeakBytes(window))*HostPeakHeadroom), m.HostNeedVulkan(window))
+	return max(fromFloat(float64(m.ExportPeakBytes(window))*HostPeakHeadroom), m.HostNeedVulkan(window))
 }
 
 // HostNeedQNN has no measured model of QAIRT's compile: a 24 GiB floor or 20 B per
 // parameter, growing with the window (Qwen3-0.6B measured 15.6-15.7 GB at 2k and 4k).
 func (m Model) HostNeedQNN(window int) int64 {
 	base := max(float64(QNNFloorBytes), float64(m.Params)*QNNHostBytesPerParam)
-	return int64(math.Ceil(base * (1 + float64(window)/QNNWindowScale)))
+	return fromFloat(math.Ceil(base * (1 + float64(window)/QNNWindowScale)))
 }
 
 // DiskNeedLLM is the export's disk: the source download, the converted checkpoint, the
 // .pte and a margin for the toolchain.
 func (m Model) DiskNeedLLM(pteBytes int64) int64 {
-	return m.Params*SourceBytesPerParam + m.Params*CheckpointBytesPerParam + pteBytes + ExportDiskMarginBytes
+	return add(mul(m.Params, SourceBytesPerParam), mul(m.Params, CheckpointBytesPerParam), pteBytes, ExportDiskMarginBytes)
 }
 
 // DiskNeedQNN is the side files, the SDK and the build folders.
 func (m Model) DiskNeedQNN(pteBytes int64) int64 {
-	return m.Params*SourceBytesPerParam + pteBytes + QNNDiskFixedBytes
+	return add(mul(m.Params, SourceBytesPerParam), pteBytes, QNNDiskFixedBytes)
 }
