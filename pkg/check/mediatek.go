@@ -30,7 +30,8 @@ func (c MediaTekChunk) MethodNames() []string {
 
 var mtkMethod = regexp.MustCompile(`^(.+)_([0-9]+)t([0-9]+)c_([0-9]+)$`)
 
-// mediatek checks a chunk: its prompt and generation methods, each on NeuropilotBackend.
+// mediatek checks a chunk: its prompt and generation methods, each on NeuropilotBackend
+// with a blob that starts like a compiled NeuroPilot payload.
 func mediatek(prog *pte.Program, want MediaTekChunk) []string {
 	names := prog.MethodNames()
 	var problems []string
@@ -42,7 +43,36 @@ func mediatek(prog *pte.Program, want MediaTekChunk) []string {
 		problems = append(problems, mediatekPattern(names)...)
 	}
 	for _, n := range names {
-		problems = append(problems, runsOn(prog.Method(n), pte.NeuropilotBackend, "")...)
+		m := prog.Method(n)
+		problems = append(problems, runsOn(m, pte.NeuropilotBackend, "")...)
+		problems = append(problems, neuronPayloads(m)...)
+	}
+	return problems
+}
+
+// neuronPayloads checks the header of each NeuropilotBackend blob the method holds: it must
+// agree with the blob's size, and each call must pass the delegate as many values as the
+// header's inputs and outputs, which the runtime reads. The compiled network itself is
+// NeuroPilot's format and is not read.
+func neuronPayloads(m *pte.Method) []string {
+	var problems []string
+	for i, d := range m.Delegates {
+		if d.ID != pte.NeuropilotBackend {
+			continue
+		}
+		h, err := pte.ParseNeuronHeader(d.Head, d.BlobSize)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s delegate %d is not a NeuroPilot payload: %v", m.Name, i, err))
+			continue
+		}
+		for _, c := range m.Chains {
+			for _, in := range c.Instructions {
+				if in.Kind == pte.InstrDelegateCall && int(in.Index) == i && int64(len(in.Args)) < int64(h.Inputs)+int64(h.Outputs) {
+					problems = append(problems, fmt.Sprintf("%s calls delegate %d with %d values, its header declares %d inputs and %d outputs",
+						m.Name, i, len(in.Args), h.Inputs, h.Outputs))
+				}
+			}
+		}
 	}
 	return problems
 }

@@ -14,7 +14,7 @@ import (
 var Backends = []string{"xnnpack", "vulkan", "qnn", "mediatek"}
 
 // backendIDs maps a backend name to its delegate id and the blob signature its payload
-// starts with ("" when the format is not public).
+// starts with ("" for MediaTek, whose payload has no magic: mediatek reads its header).
 var backendIDs = map[string]struct{ id, sig string }{
 	"xnnpack":  {pte.XnnpackBackend, pte.SigXNNPACK},
 	"vulkan":   {pte.VulkanBackend, pte.SigVulkan},
@@ -30,7 +30,8 @@ type Expect struct {
 	// MaxSeqLen and MaxContextLen are get_max_seq_len and get_max_context_len.
 	MaxSeqLen     int64 `json:"max_seq_len,omitempty"`
 	MaxContextLen int64 `json:"max_context_len,omitempty"`
-	// BOS is get_bos_id; EOS is get_eos_ids, in order.
+	// BOS is get_bos_id; EOS is get_eos_ids, in order (for a QNN program that carries only
+	// Qualcomm's singular get_eos_id, that one).
 	BOS *int64  `json:"bos,omitempty"`
 	EOS []int64 `json:"eos,omitempty"`
 	// Metadata holds further exact values, e.g. get_state_reset_at_zero: 1 for LFM2.
@@ -93,7 +94,7 @@ func Structural(prog *pte.Program, backend string, want Expect) Result {
 	default:
 		problems = append(problems, fmt.Sprintf("unknown backend %q (want one of %s)", backend, strings.Join(Backends, ", ")))
 	}
-	problems = append(problems, metadata(r.Metadata, want)...)
+	problems = append(problems, metadata(r.Metadata, want, backend)...)
 	r.Problems = append(r.Problems, problems...)
 	r.Passed = len(r.Problems) == 0
 	return r

@@ -9,23 +9,19 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // builder returns a function that builds and opens a Spec() result, failing t on error.
 func builder(t *testing.T) func(spec ptetest.Spec, err error) *pte.Program {
 	return func(spec ptetest.Spec, err error) *pte.Program {
 		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		b, err := ptetest.Build(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		p, err := pte.Open(bytes.NewReader(b), int64(len(b)))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return p
 	}
 }
@@ -49,6 +45,16 @@ func TestStructural(t *testing.T) {
 	mtk := program(chunk.Spec())
 	mtkWant := MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 1}
 	request := Expect{MaxSeqLen: 2048, MaxContextLen: 4096, BOS: ptr(1), EOS: []int64{2, 7}}
+	uncalled := program(ptetest.Spec{Methods: []ptetest.Method{{Name: "forward", Backend: pte.XnnpackBackend,
+		Blob: ptetest.XNNPACKBlob(64), NoCall: true}}, Metadata: llmMeta()}, nil)
+	prefillOnly := program(ptetest.Spec{Methods: []ptetest.Method{{Name: "prefill_forward", Backend: pte.QnnBackend,
+		Blob: ptetest.QNNBlob(64)}}, Metadata: ptetest.QNNMetadata(512, 32)}, nil)
+	kvOnCPU := program(ptetest.Spec{Methods: []ptetest.Method{{Name: "kv_forward", Backend: pte.XnnpackBackend,
+		Blob: ptetest.XNNPACKBlob(64)}}, Metadata: ptetest.QNNMetadata(512, 32)}, nil)
+	qnnWithList := program(ptetest.QNN{Metadata: append(ptetest.QNNMetadata(512, 32),
+		ptetest.Meta{Name: "get_eos_ids", Value: []int64{2, 7}})}.Spec())
+	singularEOS := program(ptetest.LLM{Backend: "xnnpack", Metadata: []ptetest.Meta{{Name: "get_max_seq_len", Value: 128},
+		{Name: "get_eos_id", Value: 2}}}.Spec())
 
 	tests := []struct {
 		name    string
@@ -72,8 +78,25 @@ func TestStructural(t *testing.T) {
 			"metadata get_max_seq_len is missing (the runner requires it)"}},
 		{"xnnpack id with a vulkan blob", fakeBlob, "xnnpack", Expect{}, []string{
 			"forward delegate 0 is not a XH00 payload: its blob starts VH00"}},
+		{"delegate listed but never called", uncalled, "xnnpack", Expect{}, []string{
+			"forward does not run on XnnpackBackend: delegates [XnnpackBackend], 0 delegate calls"}},
 		{"qnn hybrid", hybrid, "qnn", Expect{MaxContextLen: 512}, nil},
 		{"qnn kv as kv", kv, "qnn", Expect{QNNMode: "kv"}, nil},
+		{"qnn kv mode without kv_forward", prefillOnly, "qnn", Expect{QNNMode: "kv"}, []string{
+			`missing decoder method "kv_forward" (has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, prefill_forward])`}},
+		{"qnn kv mode with kv_forward on the CPU", kvOnCPU, "qnn", Expect{QNNMode: "kv"}, []string{
+			"kv_forward does not run on QnnBackend: delegates [XnnpackBackend], 1 delegate calls"}},
+		{"qnn unknown mode", hybrid, "qnn", Expect{QNNMode: "fast"}, []string{`unknown QNN mode "fast" (want hybrid or kv)`}},
+		{"qnn singular eos as requested", hybrid, "qnn", Expect{BOS: ptr(1), EOS: []int64{2}}, nil},
+		{"qnn singular eos, two requested", hybrid, "qnn", Expect{EOS: []int64{2, 7}}, []string{
+			"metadata get_eos_id is 2, the request was [2 7]"}},
+		{"qnn singular eos, other id", kv, "qnn", Expect{QNNMode: "kv", EOS: []int64{3}}, []string{
+			"metadata get_eos_id is 2, the request was [3]"}},
+		{"qnn list wins over singular", qnnWithList, "qnn", Expect{EOS: []int64{2}}, []string{
+			"metadata get_eos_ids is [2 7], the request was [2]"}},
+		{"qnn list as requested", qnnWithList, "qnn", Expect{EOS: []int64{2, 7}}, nil},
+		{"singular eos is QNN's only", singularEOS, "xnnpack", Expect{EOS: []int64{2}}, []string{
+			"metadata get_eos_ids is missing, the request was [2]"}},
 		{"qnn kv as hybrid", kv, "qnn", Expect{}, []string{
 			`missing decoder method "prefill_forward" (has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, kv_forward])`}},
 		{"qnn checked as xnnpack", hybrid, "xnnpack", Expect{}, []string{
@@ -104,50 +127,36 @@ func TestStructural(t *testing.T) {
 			if want == nil {
 				want = []string{}
 			}
-			if diff := cmp.Diff(want, r.Problems); diff != "" {
-				t.Errorf("problems (-want +got):\n%s", diff)
-			}
-			if r.Passed != (len(tc.errs) == 0) || r.Kind != "structural" {
-				t.Errorf("passed %v kind %q", r.Passed, r.Kind)
-			}
+			assert.Empty(t, cmp.Diff(want, r.Problems), "problems (-want +got)")
+			assert.Equal(t, len(tc.errs) == 0, r.Passed, "passed")
+			assert.Equal(t, "structural", r.Kind)
 		})
 	}
 }
 
 func TestStructuralRealFile(t *testing.T) {
 	p, err := pte.OpenFile("testdata/add.pte")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	r := Structural(p, "xnnpack", Expect{})
 	want := []string{
 		"forward does not run on XnnpackBackend: delegates [], 0 delegate calls",
 		"metadata get_max_seq_len is missing (the runner requires it)",
 	}
-	if diff := cmp.Diff(want, r.Problems); diff != "" {
-		t.Errorf("problems (-want +got):\n%s", diff)
-	}
-	if r.Verdict() != "structural check (xnnpack): failed: "+want[0]+"; "+want[1] {
-		t.Errorf("verdict %q", r.Verdict())
-	}
-	if !cmp.Equal(r.Delegates, map[string][]string{"forward": {}}) || !cmp.Equal(r.Methods, []string{"forward"}) {
-		t.Errorf("delegates %v methods %v", r.Delegates, r.Methods)
-	}
+	assert.Empty(t, cmp.Diff(want, r.Problems), "problems (-want +got)")
+	assert.Equal(t, "structural check (xnnpack): failed: "+want[0]+"; "+want[1], r.Verdict())
+	assert.Equal(t, map[string][]string{"forward": {}}, r.Delegates)
+	assert.Equal(t, []string{"forward"}, r.Methods)
 }
 
 func TestMediaTekNamesAgree(t *testing.T) {
 	c := ptetest.MediaTekChunk{Exp: "e", PromptTokens: 32, Window: 512, Chunk: 3}
 	w := MediaTekChunk{Exp: "e", PromptTokens: 32, Window: 512, Chunk: 3}
-	if !cmp.Equal(c.MethodNames(), w.MethodNames()) {
-		t.Errorf("ptetest %v, check %v", c.MethodNames(), w.MethodNames())
-	}
+	assert.Equal(t, c.MethodNames(), w.MethodNames(), "ptetest and check name a chunk's methods alike")
 }
 
 func TestStructuralFile(t *testing.T) {
 	junk := t.TempDir() + "/junk.pte"
-	if err := os.WriteFile(junk, []byte("ET12 but not really a program"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(junk, []byte("ET12 but not really a program"), 0o644))
 	tests := []struct {
 		path, want string
 		passed     bool
@@ -158,8 +167,9 @@ func TestStructuralFile(t *testing.T) {
 	}
 	for _, tc := range tests {
 		r := StructuralFile(tc.path, "xnnpack", Expect{})
-		if r.Passed != tc.passed || len(r.Problems) == 0 || !strings.HasPrefix(r.Problems[0], tc.want) {
-			t.Errorf("%s: passed %v problems %q, want %q", tc.path, r.Passed, r.Problems, tc.want)
+		assert.Equal(t, tc.passed, r.Passed, tc.path)
+		if assert.NotEmpty(t, r.Problems, tc.path) {
+			assert.True(t, strings.HasPrefix(r.Problems[0], tc.want), "%s: problems %q, want the first to start %q", tc.path, r.Problems, tc.want)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func readFixture(t testing.TB, name string) []byte {
@@ -177,5 +179,38 @@ func TestBigFileFlatMemory(t *testing.T) {
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
 		t.Errorf("opening allocated %d bytes, want under 1 MiB", grew)
+	}
+}
+
+// TestMalformedDelegates builds programs whose delegate references point past their tables:
+// Open must refuse each, naming the method and the index, rather than let a later reader
+// index out of range.
+func TestMalformedDelegates(t *testing.T) {
+	blob := ptetest.XNNPACKBlob(64)
+	tests := []struct {
+		name   string
+		method ptetest.Method
+		inline bool
+		want   string
+	}{
+		{"call past the delegates", ptetest.Method{CallIndex: 1},
+			false, `method "forward" chain 0 instruction 0: delegate 1 of 1`},
+		{"negative call", ptetest.Method{CallIndex: -2},
+			false, `method "forward" chain 0 instruction 0: delegate -2 of 1`},
+		{"blob past the segments", ptetest.Method{BadBlobIndex: 7},
+			false, `method "forward" delegate 0 (XnnpackBackend): segment 7 of 2`},
+		{"blob past the inline data", ptetest.Method{BadBlobIndex: 1, Inline: true},
+			true, `method "forward" delegate 0 (XnnpackBackend): inline blob 1 of 1`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.method
+			m.Name, m.Backend, m.Blob = "forward", pte.XnnpackBackend, blob
+			b, err := ptetest.Build(ptetest.Spec{Methods: []ptetest.Method{m}})
+			require.NoError(t, err)
+			_, err = openBytes(b)
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+		})
 	}
 }

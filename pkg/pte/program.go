@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"sort"
 )
@@ -64,7 +65,8 @@ func Open(r io.ReaderAt, size int64) (*Program, error) {
 	return p, nil
 }
 
-// OpenFile opens path and reads its program; the file is closed before returning.
+// OpenFile opens path and reads its program; the file is closed before returning. Errors
+// name the path once: "read model.pte: read header: input/output error".
 func OpenFile(path string) (*Program, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -73,13 +75,28 @@ func OpenFile(path string) (*Program, error) {
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("stat %s: %w", path, err)
+		return nil, err
 	}
-	p, err := Open(f, st.Size())
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a .pte file", path)
+	}
+	p, err := Open(pathless{f}, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return p, nil
+}
+
+// pathless drops the path from the file's read errors, which OpenFile adds once itself.
+type pathless struct{ f *os.File }
+
+func (r pathless) ReadAt(b []byte, off int64) (int, error) {
+	n, err := r.f.ReadAt(b, off)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return n, err
 }
 
 // Method returns the method called name, or nil.

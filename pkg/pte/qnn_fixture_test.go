@@ -7,6 +7,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestRealQNN reads the Qualcomm hybrid stories260K program. Expected values come from its
@@ -75,4 +77,17 @@ func TestRealQNN(t *testing.T) {
 	if r := check.Structural(p, "qnn", check.Expect{QNNMode: "kv", MaxContextLen: 4096}); r.Passed {
 		t.Error("a 128-token file passed a 4096-token request")
 	}
+}
+
+// TestRealQNNTokens checks the real program's BOS and EOS as inspect --backend qnn --bos 1
+// --eos 2 does: Qualcomm's programs carry the singular get_eos_id, not get_eos_ids.
+func TestRealQNNTokens(t *testing.T) {
+	p, err := pte.OpenFile("testdata/stories260k_hybrid_llama_qnn.pte")
+	require.NoError(t, err)
+	require.NotContains(t, p.Metadata(), "get_eos_ids")
+	bos := int64(1)
+	r := check.Structural(p, "qnn", check.Expect{BOS: &bos, EOS: []int64{2}})
+	assert.True(t, r.Passed, "problems %q", r.Problems)
+	r = check.Structural(p, "qnn", check.Expect{EOS: []int64{2, 3}})
+	assert.Equal(t, []string{"metadata get_eos_id is 2, the request was [2 3]"}, r.Problems)
 }

@@ -95,9 +95,11 @@ type Delegate struct {
 	CompileSpecs []CompileSpec
 	// BlobOffset is the blob's absolute file offset, BlobSize its length in bytes.
 	BlobOffset, BlobSize int64
-	// Signature names the blob's magic (XH00, VH00, QNN) so a reader can tell a real
-	// backend payload from a stand-in without loading it; see Signature.
+	// Signature names the blob's magic (XH00, VH00, QNN, NEURON) so a reader can tell a
+	// real backend payload from a stand-in without loading it; see Signature.
 	Signature string
+	// Head is the blob's first bytes (up to 16), for checks of its header.
+	Head []byte
 }
 
 // CompileSpec is one backend option recorded at lowering time.

@@ -33,9 +33,17 @@ func QNNBlob(size int64) Blob {
 	return Blob{Head: h, Size: max(size, int64(len(h)))}
 }
 
-// NeuropilotBlob is a stand-in for a MediaTek payload, whose format is not public; it is
-// marked as a stand-in so that inspect never mistakes it for a compiled model.
+// NeuropilotBlob is a blob laid out like NeuropilotBackend's payload: the 13-byte
+// NeuronPayloadHeader (version 1, one input, one output, as the built method's delegate
+// call passes, and the network's length) and a "compiled network" that is the text
+// ptetest-neuropilot followed by zeros, so a hex dump shows it was never compiled.
 func NeuropilotBlob(size int64) Blob {
-	h := []byte("ptetest-neuropilot")
-	return Blob{Head: h, Size: max(size, int64(len(h)))}
+	const marker = "ptetest-neuropilot"
+	size = max(size, int64(13+len(marker)))
+	h := make([]byte, 13, 13+len(marker))
+	h[0] = 1
+	binary.LittleEndian.PutUint32(h[1:], 1)
+	binary.LittleEndian.PutUint32(h[5:], 1)
+	binary.LittleEndian.PutUint32(h[9:], uint32(min(size-13, 1<<32-1)))
+	return Blob{Head: append(h, marker...), Size: size}
 }

@@ -17,8 +17,7 @@ func (pb *programBuilder) method(m Method, ref blobRef) uoff {
 	name := b.CreateString(m.Name)
 	meta := pb.container(`[1, {"type": "builtins.tuple", "context": "null", "children_spec": []}]`,
 		`[1, {"type": null, "context": null, "children_spec": []}]`)
-	var values []uoff
-	var instr uoff
+	var values, instrs []uoff
 	var ops, dels uoff
 	if m.Backend == "" {
 		for i := 0; i < 2; i++ {
@@ -26,12 +25,14 @@ func (pb *programBuilder) method(m Method, ref blobRef) uoff {
 		}
 		values = append(values, pb.scalarValue(tagInt, func() { b.PrependInt64Slot(0, 1, 0) }))
 		values = append(values, pb.tensorValue(128))
-		instr = pb.instruction(instrKernel, 0, []int32{0, 1, 2, 3, 3})
+		instrs = []uoff{pb.instruction(instrKernel, 0, []int32{0, 1, 2, 3, 3})}
 		ops = pb.operators()
 		dels = b.CreateVectorOfTables(nil)
 	} else {
 		values = append(values, pb.tensorValue(0), pb.tensorValue(64))
-		instr = pb.instruction(instrDelegate, 0, []int32{0, 1})
+		if !m.NoCall {
+			instrs = []uoff{pb.instruction(instrDelegate, m.CallIndex, []int32{0, 1})}
+		}
 		ops = b.CreateVectorOfTables(nil)
 		dels = pb.delegate(m, ref)
 	}
@@ -39,7 +40,7 @@ func (pb *programBuilder) method(m Method, ref blobRef) uoff {
 	if m.Backend == "" {
 		in = []int32{0, 1}
 	}
-	return pb.executionPlan(name, meta, values, in, out, []uoff{instr}, ops, dels, []int64{0, 192})
+	return pb.executionPlan(name, meta, values, in, out, instrs, ops, dels, []int64{0, 192})
 }
 
 // constantMethod writes a metadata getter as _emit_prim_getters does: one value per leaf,
@@ -204,8 +205,12 @@ func (pb *programBuilder) delegate(m Method, ref blobRef) uoff {
 	if ref.inline {
 		loc = 0
 	}
+	index := ref.index
+	if m.BadBlobIndex != 0 {
+		index = m.BadBlobIndex
+	}
 	b.PrependByteSlot(0, loc, 0)
-	b.PrependUint32Slot(1, ref.index, 0)
+	b.PrependUint32Slot(1, index, 0)
 	processed := b.EndObject()
 	b.StartObject(3)
 	b.PrependUOffsetTSlot(0, id, 0)

@@ -30,6 +30,15 @@ type Method struct {
 	CompileSpecs []CompileSpec
 	// Inline keeps the blob inside the program (backend_delegate_data) instead of a segment.
 	Inline bool
+	// NoCall lists the delegate but gives the method no instruction that calls it, as a
+	// method whose lowered graph is never run would be.
+	NoCall bool
+	// CallIndex is the delegate index the DelegateCall names: 0, the method's one delegate,
+	// unless a test builds a call to a delegate that does not exist.
+	CallIndex int32
+	// BadBlobIndex, when not zero, is written as the delegate's blob index (inline or
+	// segment) instead of the one its blob got, for tests of readers that must refuse it.
+	BadBlobIndex uint32
 }
 
 // Meta is one constant method and its value: int, int64, bool, float64, string, or a
