@@ -73,9 +73,18 @@ func Variant(name, family string) string {
 	return "base"
 }
 
+// folderHint ends the refusals that read a local folder's own name when no --id was given:
+// the name rules mean the Hub name, and a folder's name is whatever the user chose.
+const folderHint = "; that is the local folder's name: pass --id ORG/NAME, the Hub id the folder holds"
+
 // NameReasons are the refusals the name alone gives; the watcher uses them without any
 // network call.
 func NameReasons(cfg *config.Config, modelID string) []string {
+	return nameReasons(cfg, modelID, "")
+}
+
+// nameReasons ends the refusals that read the name with hint.
+func nameReasons(cfg *config.Config, modelID, hint string) []string {
 	name := modelID[strings.LastIndex(modelID, "/")+1:]
 	var reasons []string
 	norm := Normalize(name)
@@ -91,15 +100,15 @@ func NameReasons(cfg *config.Config, modelID string) []string {
 	sizes := SizeHints(name)
 	switch {
 	case len(sizes) == 0:
-		reasons = append(reasons, fmt.Sprintf("the app reads the size from the name and %q has none", name))
+		reasons = append(reasons, fmt.Sprintf("the app reads the size from the name and %q has none%s", name, hint))
 	case len(sizes) > 1:
-		reasons = append(reasons, fmt.Sprintf("name carries several sizes (%s) and the app would read the first", strings.Join(sizes, ", ")))
+		reasons = append(reasons, fmt.Sprintf("name carries several sizes (%s) and the app would read the first%s", strings.Join(sizes, ", "), hint))
 	case NominalBillions(sizes[0]) > cfg.Watch.MaxNominalBillions:
 		reasons = append(reasons, fmt.Sprintf("named size %s is above %gB, the largest a phone is meant to run", sizes[0], cfg.Watch.MaxNominalBillions))
 	}
 	out := cfg.RepoFor(name)
 	if AppFamily(AppModelName(out, "x.pte")) == "" {
-		reasons = append(reasons, fmt.Sprintf("the app has no chat template for %s (its name reads as no app family)", out))
+		reasons = append(reasons, fmt.Sprintf("the app has no chat template for %s (its name reads as no app family)%s", out, hint))
 	}
 	return reasons
 }
@@ -120,10 +129,14 @@ func Evaluate(cfg *config.Config, src *model.Source) *Verdict {
 	if src.PipelineTag != "" && src.PipelineTag != cfg.Watch.PipelineTag {
 		add("pipeline tag is %s; only %s models are exported", src.PipelineTag, cfg.Watch.PipelineTag)
 	}
-	if v.Variant == "base" {
-		add("%s is a base checkpoint, and only chat models are published", src.Name())
+	hint := ""
+	if src.IDFromFolder {
+		hint = folderHint
 	}
-	v.Reasons = append(v.Reasons, NameReasons(cfg, src.ID)...)
+	if v.Variant == "base" {
+		add("%s is a base checkpoint, and only chat models are published%s", src.Name(), hint)
+	}
+	v.Reasons = append(v.Reasons, nameReasons(cfg, src.ID, hint)...)
 	switch {
 	case src.AccessError != "":
 		add("%s", src.AccessError)

@@ -12,6 +12,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func load(t *testing.T, id string) *model.Source {
@@ -142,6 +144,53 @@ func TestNameRules(t *testing.T) {
 	if r := family.NameReasons(c, "Qwen/Qwen3-1.7B"); len(r) != 0 {
 		t.Errorf("Qwen3-1.7B refused by name: %q", r)
 	}
+}
+
+// A local folder planned without --id is judged by the folder's name; every refusal that
+// reads that name says so and how to give the Hub id instead.
+func TestFolderNameReasonsSayPassID(t *testing.T) {
+	c := cfg(t)
+	const hint = "that is the local folder's name: pass --id ORG/NAME"
+	tests := []struct {
+		name      string
+		id        string
+		fromDir   bool
+		eligible  bool
+		withHint  []string
+		unchanged []string
+	}{
+		{"folder without a size", "weights", true, false, []string{"has none", "no chat template"}, nil},
+		{"folder named base", "qwen3-0.6B-base", true, false, []string{"is a base checkpoint"}, nil},
+		{"a Hub id with the same name", "someone/weights", false, false, nil, []string{"has none", "no chat template"}},
+		{"folder planned with --id", "Qwen/Qwen3-0.6B", false, true, nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := load(t, "Qwen/Qwen3-0.6B")
+			src.ID, src.IDFromFolder = tc.id, tc.fromDir
+			v := family.Evaluate(c, src)
+			assert.Equal(t, tc.eligible, v.Eligible, "reasons: %q", v.Reasons)
+			for _, want := range tc.withHint {
+				r := reasonWith(v.Reasons, want)
+				require.NotEmpty(t, r, "no reason says %q: %q", want, v.Reasons)
+				assert.Contains(t, r, hint)
+			}
+			for _, want := range tc.unchanged {
+				r := reasonWith(v.Reasons, want)
+				require.NotEmpty(t, r, "no reason says %q: %q", want, v.Reasons)
+				assert.NotContains(t, r, "--id")
+			}
+		})
+	}
+}
+
+func reasonWith(reasons []string, part string) string {
+	for _, r := range reasons {
+		if strings.Contains(r, part) {
+			return r
+		}
+	}
+	return ""
 }
 
 func TestNaming(t *testing.T) {

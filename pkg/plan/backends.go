@@ -85,7 +85,7 @@ func Estimate(cfg *config.Config, src *model.Source, m sizing.Model, backend, qm
 	default:
 		return row, fmt.Errorf("unknown backend %q", backend)
 	}
-	row.ResidentBytes = row.PTEBytes + row.KVCacheBytes + e.RuntimeOverheadBytes
+	row.ResidentBytes = sizing.AddBytes(row.PTEBytes, row.KVCacheBytes, e.RuntimeOverheadBytes)
 	row.FitsPhone = row.ResidentBytes <= e.DeviceBudgetBytes
 	return row, err
 }

@@ -23,7 +23,8 @@ var ErrUnreachable = errors.New("the Hugging Face Hub could not be reached")
 
 // Open finds MODEL: a local folder holding config.json, else a Hub id read from the Hub, or
 // from the embedded snapshot when the Hub cannot be reached (or hub is nil). The source's
-// Origin says which, and Offline reports the snapshot case.
+// Origin says which, and Offline reports the snapshot case; the snapshot cannot answer for
+// a revision, so its source carries a RevisionNote saying the revision was not checked.
 func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source, offline bool, err error) {
 	if IsDir(ref) {
 		src, err := OpenDir(ctx, ref, "")
@@ -54,6 +55,9 @@ func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source
 		return nil, true, fmt.Errorf("%s; and %w", why, err)
 	}
 	src.Revision = revision
+	if revision != "" {
+		src.RevisionNote = "not checked: the embedded snapshot is not tied to any revision"
+	}
 	src.Origin = fmt.Sprintf("embedded snapshot %s (offline: %s)", snapshot.Name, why)
 	return src, true, nil
 }
@@ -64,8 +68,9 @@ func IsDir(ref string) bool {
 	return err == nil && st.IsDir()
 }
 
-// OpenDir loads a local model folder. id names the Hub id the folder holds (the output
-// repo and ExecuTorch's Qualcomm registry go by it); empty means the folder's name.
+// OpenDir loads a local model folder. id names the Hub id the folder holds (the name rules,
+// the output repo and ExecuTorch's Qualcomm registry go by it); empty means the folder's
+// name, and the source says so (IDFromFolder).
 func OpenDir(ctx context.Context, dir, id string) (*model.Source, error) {
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
 		return nil, fmt.Errorf("%s is a folder without config.json; give a model folder or a Hub id (org/name)", dir)
@@ -74,12 +79,12 @@ func OpenDir(ctx context.Context, dir, id string) (*model.Source, error) {
 	if err != nil {
 		return nil, err
 	}
+	src := &model.Source{ID: id, Origin: "local folder " + abs}
 	if id == "" {
-		id = filepath.Base(abs)
+		src.ID, src.IDFromFolder = filepath.Base(abs), true
 	} else if !model.ValidID(id) {
 		return nil, fmt.Errorf("--id %q is not a Hugging Face model id (org/name)", id)
 	}
-	src := &model.Source{ID: id, Origin: "local folder " + abs}
 	if err := model.Load(ctx, src, model.Dir(abs)); err != nil {
 		return nil, err
 	}

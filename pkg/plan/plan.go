@@ -14,16 +14,23 @@ import (
 
 // Plan is the whole answer for one model.
 type Plan struct {
-	Model    string          `json:"model"`
-	Revision string          `json:"revision,omitempty"`
-	Origin   string          `json:"origin"`
-	Offline  bool            `json:"offline"`
-	Verdict  *family.Verdict `json:"verdict"`
-	Params   *model.Params   `json:"params,omitempty"`
-	Arch     *ArchSummary    `json:"architecture,omitempty"`
+	Model    string `json:"model"`
+	Revision string `json:"revision,omitempty"`
+	// RevisionNote says why Revision was not checked (an offline plan).
+	RevisionNote string          `json:"revision_note,omitempty"`
+	Origin       string          `json:"origin"`
+	Offline      bool            `json:"offline"`
+	Verdict      *family.Verdict `json:"verdict"`
+	Params       *model.Params   `json:"params,omitempty"`
+	Arch         *ArchSummary    `json:"architecture,omitempty"`
 	// ArchError says why no table could be computed.
-	ArchError string        `json:"architecture_error,omitempty"`
-	Backends  []BackendPlan `json:"backends"`
+	ArchError string `json:"architecture_error,omitempty"`
+	// PhoneBudgetBytes (export.device_budget_bytes) is what a window's resident bytes are
+	// held against for fits_phone_budget; PhoneOverheadBytes (export.runtime_overhead_bytes)
+	// is the runtime the resident bytes add to the file and the KV cache.
+	PhoneBudgetBytes   int64         `json:"phone_budget_bytes"`
+	PhoneOverheadBytes int64         `json:"phone_runtime_overhead_bytes"`
+	Backends           []BackendPlan `json:"backends"`
 }
 
 // ArchSummary is the architecture numbers sizing used.
@@ -62,9 +69,11 @@ type Row struct {
 	// Chunks are the MediaTek chunk sizes, EmbeddingBytes its fp32 table (in PTEBytes).
 	Chunks         []int64 `json:"chunk_bytes,omitempty"`
 	EmbeddingBytes int64   `json:"embedding_bytes,omitempty"`
-	ResidentBytes  int64   `json:"device_resident_bytes"`
-	FitsPhone      bool    `json:"fits_phone_budget"`
-	HostNeedBytes  int64   `json:"host_need_bytes"`
+	// ResidentBytes is what the phone holds for the window: .pte, KV cache and the runtime
+	// overhead; FitsPhone is ResidentBytes within the plan's PhoneBudgetBytes.
+	ResidentBytes int64 `json:"device_resident_bytes"`
+	FitsPhone     bool  `json:"fits_phone_budget"`
+	HostNeedBytes int64 `json:"host_need_bytes"`
 	// ExportPeakBytes is the raw export_llm peak (XNNPACK, Vulkan), for the export report.
 	ExportPeakBytes int64  `json:"-"`
 	DiskNeedBytes   int64  `json:"disk_need_bytes"`
@@ -78,7 +87,8 @@ type Row struct {
 // Build computes the plan of a loaded source. only, when set, limits the backends shown.
 func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 	v := family.Evaluate(cfg, src)
-	p := &Plan{Model: src.ID, Revision: src.Revision, Origin: src.Origin, Verdict: v, Params: src.Params}
+	p := &Plan{Model: src.ID, Revision: src.Revision, RevisionNote: src.RevisionNote, Origin: src.Origin, Verdict: v, Params: src.Params,
+		PhoneBudgetBytes: cfg.Export.DeviceBudgetBytes, PhoneOverheadBytes: cfg.Export.RuntimeOverheadBytes}
 	var sm *sizing.Model
 	if family.ByKey(v.Family) != nil && src.Config != nil {
 		m, err := SizingModel(src)

@@ -13,6 +13,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -131,4 +133,87 @@ func TestOpenHub(t *testing.T) {
 	if err != nil || !offline || !strings.Contains(src.Origin, "could not be reached") {
 		t.Fatalf("unreachable: %+v %v %v", src, offline, err)
 	}
+}
+
+// An offline plan cannot know what a revision holds: it says the revision was not checked,
+// in the text's first line and in the JSON; a Hub answer carries no such note.
+func TestRevisionNotCheckedOffline(t *testing.T) {
+	ctx := context.Background()
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	tests := []struct {
+		name, revision string
+		hub            plan.Hub
+		first, note    string
+	}{
+		{"snapshot, a tag", "v2.0", nil, "Qwen/Qwen3-0.6B at v2.0 (not checked: the embedded snapshot is not tied to any revision)", "not checked"},
+		{"snapshot, unreachable Hub", "main", fakeHub{err: plan.ErrUnreachable}, "Qwen/Qwen3-0.6B at main (not checked: the embedded snapshot is not tied to any revision)", "not checked"},
+		{"Hub", "v2.0", fakeHub{}, "Qwen/Qwen3-0.6B at v2.0", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src, _, err := plan.Open(ctx, "Qwen/Qwen3-0.6B", tc.revision, tc.hub)
+			require.NoError(t, err)
+			p := plan.Build(cfg, src, "xnnpack")
+			var text bytes.Buffer
+			require.NoError(t, p.WriteText(&text))
+			assert.Equal(t, tc.first, strings.SplitN(text.String(), "\n", 2)[0])
+			if tc.note == "" {
+				assert.Empty(t, p.RevisionNote)
+			} else {
+				assert.Contains(t, p.RevisionNote, tc.note)
+			}
+		})
+	}
+}
+
+func TestOpenDirID(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "weights")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	cfgJSON, err := os.ReadFile(filepath.Join("..", "snapshot", "data", "Qwen__Qwen3-0.6B", "config.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfgJSON, 0o644))
+
+	src, err := plan.OpenDir(ctx, dir, "")
+	require.NoError(t, err)
+	assert.Equal(t, "weights", src.ID)
+	assert.True(t, src.IDFromFolder)
+
+	src, err = plan.OpenDir(ctx, dir, "Qwen/Qwen3-0.6B")
+	require.NoError(t, err)
+	assert.Equal(t, "Qwen/Qwen3-0.6B", src.ID)
+	assert.False(t, src.IDFromFolder)
+
+	_, err = plan.OpenDir(ctx, dir, "not an id")
+	require.Error(t, err)
+	assert.Equal(t, `--id "not an id" is not a Hugging Face model id (org/name)`, err.Error())
+}
+
+// The table says its units, and the line under it says what phone and fits phone are and
+// which settings decide them: with a 2.5 GB budget the line says so and 4k no longer fits.
+func TestTableKeyFollowsTheConfig(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	src, _, err := plan.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", nil)
+	require.NoError(t, err)
+	cfg.Export.DeviceBudgetBytes = 2_500_000_000
+	p := plan.Build(cfg, src, "xnnpack")
+	var text bytes.Buffer
+	require.NoError(t, p.WriteText(&text))
+	out := text.String()
+	assert.Contains(t, out, "window  KV B/token  KV total GB  .pte est. GB  phone GB  fits phone  host need GiB  runner\n")
+	assert.Contains(t, out, "\nphone = .pte + KV cache + 0.50 GB runtime (export.runtime_overhead_bytes), what the handset holds; "+
+		"fits phone = phone ≤ 2.50 GB, the budget in pipeline.yaml's export.device_budget_bytes. GB = 10^9 bytes, GiB = 2^30 bytes.\n")
+	rows := p.Backends[0].Rows
+	require.Len(t, rows, 5)
+	assert.True(t, rows[0].FitsPhone, "2k: %d resident bytes", rows[0].ResidentBytes)
+	assert.False(t, rows[1].FitsPhone, "4k: %d resident bytes", rows[1].ResidentBytes)
+
+	// no table (every backend refused): no key either
+	llama4, _, err := plan.Open(context.Background(), "meta-llama/Llama-4-Scout-17B-16E-Instruct", "main", nil)
+	require.NoError(t, err)
+	text.Reset()
+	require.NoError(t, plan.Build(cfg, llama4, "").WriteText(&text))
+	assert.NotContains(t, text.String(), "fits phone")
 }

@@ -17,6 +17,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.Revision != "" {
 		rev = " at " + p.Revision
 	}
+	if p.RevisionNote != "" {
+		rev += " (" + p.RevisionNote + ")"
+	}
 	ew.printf("%s%s\n", p.Model, rev)
 	ew.printf("Source: %s\n", p.Origin)
 	v := p.Verdict
@@ -52,17 +55,30 @@ func (p *Plan) WriteText(w io.Writer) error {
 	if p.ArchError != "" {
 		ew.printf("No sizing: %s\n", p.ArchError)
 	}
+	tables := false
 	for _, b := range p.Backends {
 		ew.printf("\n")
-		b.writeText(ew)
+		tables = b.writeText(ew) || tables
+	}
+	if tables {
+		ew.printf("\n%s\n", p.tableKey())
 	}
 	return ew.err
 }
 
-func (b BackendPlan) writeText(ew *errWriter) {
+// tableKey is the line under the tables that says what "phone" and "fits phone" mean,
+// which settings decide them, and the two units the columns use.
+func (p *Plan) tableKey() string {
+	return fmt.Sprintf("phone = .pte + KV cache + %s runtime (export.runtime_overhead_bytes), what the handset holds; "+
+		"fits phone = phone ≤ %s, the budget in pipeline.yaml's export.device_budget_bytes. GB = 10^9 bytes, GiB = 2^30 bytes.",
+		sizing.GB(p.PhoneOverheadBytes), sizing.GB(p.PhoneBudgetBytes))
+}
+
+// writeText prints one backend, reporting whether it printed a table.
+func (b BackendPlan) writeText(ew *errWriter) bool {
 	if !b.OK {
 		ew.printf("%s: not exported: %s\n", b.Title, b.Reason)
-		return
+		return false
 	}
 	ew.printf("%s: %s", b.Title, b.Recipe)
 	if len(b.Targets) > 0 {
@@ -71,10 +87,10 @@ func (b BackendPlan) writeText(ew *errWriter) {
 	ew.printf("\n")
 	if len(b.Rows) == 0 {
 		ew.printf("  (no sizing: the parameter count or architecture is unknown)\n")
-		return
+		return false
 	}
 	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "window\tKV B/token\tKV total\t.pte est.\tphone\tfits phone\thost need\trunner")
+	fmt.Fprintln(tw, "window\tKV B/token\tKV total GB\t.pte est. GB\tphone GB\tfits phone\thost need GiB\trunner")
 	for _, r := range b.Rows {
 		fits := "yes"
 		if !r.FitsPhone {
@@ -87,13 +103,20 @@ func (b BackendPlan) writeText(ew *errWriter) {
 		if r.Skip != "" {
 			runner = "skipped: " + r.Skip
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Label, family.Commas(r.KVBytesPerToken),
-			sizing.GB(r.KVCacheBytes), sizing.GB(r.PTEBytes), sizing.GB(r.ResidentBytes), fits, sizing.GiB(r.HostNeedBytes), runner)
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%.1f\t%s\n", r.Label, family.Commas(r.KVBytesPerToken),
+			inGB(r.KVCacheBytes), inGB(r.PTEBytes), inGB(r.ResidentBytes), fits, inGiB(r.HostNeedBytes), runner)
 	}
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
 	}
+	return true
 }
+
+// inGB and inGiB are the table's two units: decimal GB for what lands on the phone (as
+// model cards print file sizes), GiB for host memory (as runners are sized).
+func inGB(b int64) float64 { return float64(b) / 1e9 }
+
+func inGiB(b int64) float64 { return float64(b) / (1 << 30) }
 
 type errWriter struct {
 	w   io.Writer

@@ -24,6 +24,10 @@ func mul(xs ...int64) int64 {
 	return p
 }
 
+// AddBytes sums non-negative sizes, saturating at MaxBytes, for callers that add up
+// sizing's results (plan's resident bytes).
+func AddBytes(xs ...int64) int64 { return add(xs...) }
+
 // add sums non-negative sizes, saturating at MaxBytes.
 func add(xs ...int64) int64 {
 	s := int64(0)
