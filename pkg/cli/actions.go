@@ -53,8 +53,8 @@ func exportSummary(r *report.Report) string {
 	b.WriteString("| file | size | sha256 | check |\n|---|---:|---|---|\n")
 	for i, f := range r.Files {
 		check := ""
-		if i < len(r.Smoke) {
-			check = r.Smoke[i].Verdict()
+		if i < len(r.StructuralCheck) {
+			check = r.StructuralCheck[i].Verdict()
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | `%.12s` | %s |\n", f.Path, sizing.GB(f.Bytes), f.SHA256, check)
 	}

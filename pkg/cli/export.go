@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -22,10 +23,10 @@ func init() {
 		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
 			var o export.Options
 			fs.StringVar(&o.Backend, "backend", "", "xnnpack, vulkan, qnn or mediatek (required)")
-			fs.IntVar(&o.Window, "context", 0, "context window in tokens (default: the largest this host can build; QNN and MediaTek: their configured window)")
-			fs.StringVar(&o.SoC, "soc", "", "target chip for qnn (SM8750, SM8650) and mediatek (MT6991, MT6989)")
-			fs.StringVar(&o.Codes, "codes", "", "GPTQ codes file from the solve job (default: round to nearest)")
-			fs.StringVar(&o.QMode, "qmode", "", "override the recipe's qmode: fp32 builds the unquantized reference")
+			fs.IntVar(&o.Window, "context", 0, "context window in tokens, one of the windows plan lists (default: the largest this host can build within the model's limit; QNN and MediaTek: their configured window)")
+			fs.StringVar(&o.SoC, "soc", "", "target chip, required for qnn and mediatek: one of export.qnn.socs or export.mediatek.socs in pipeline.yaml")
+			fs.StringVar(&o.Codes, "codes", "", "GPTQ codes file from the solve job, xnnpack and vulkan only (default: round to nearest)")
+			fs.StringVar(&o.QMode, "qmode", "", "override the xnnpack or vulkan recipe's qmode: fp32 builds the unquantized reference")
 			fs.StringVar(&o.ID, "id", "", "the Hub id a local MODEL folder holds (names the output repo; the QNN registry goes by it)")
 			fs.StringVar(&o.Revision, "revision", "main", "Hub revision")
 			fs.StringVar(&o.Out, "out", "out", "folder that receives the published layout (backend folders, tokenizer, reports)")
@@ -81,12 +82,17 @@ func runExport(env Env, o export.Options) int {
 	start := time.Now()
 	res, err := export.Run(env.Ctx, o)
 	code := export.ExitCode(err)
-	switch code {
-	case ExitOK:
-	case ExitSkipped:
+	var input *export.InputError
+	switch {
+	case code == ExitOK:
+	case errors.As(err, &input):
+		fmt.Fprintf(env.Stderr, "export: %v\n", err)
+		stepSummary(env, fmt.Sprintf("### %s → %s: refused\n\n%v\n", o.Model, o.Backend, err))
+		return code
+	case code == ExitSkipped:
 		fmt.Fprintln(env.Stderr, err)
 		if inActions() {
-			actionsFor(env).Warningf("%s at %d tokens cannot be exported on this runner: %v", o.Model, o.Window, err)
+			actionsFor(env).Warningf("%s cannot be exported on this runner: %v", o.Model, err)
 		}
 		stepSummary(env, fmt.Sprintf("### %s → %s: window skipped\n\n%v\n", o.Model, o.Backend, err))
 		return code

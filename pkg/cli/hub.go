@@ -10,7 +10,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
-// offline is set by EXE_EXPO_OFFLINE=1: plan uses the snapshot without trying the Hub.
+// offline is set by EXE_EXPO_OFFLINE=1: plan uses the snapshot without trying the Hub, and
+// export refuses a Hub id at once; neither opens a connection.
 func offline() bool { return os.Getenv("EXE_EXPO_OFFLINE") == "1" }
 
 func hubSource(env Env) source.Hub {
@@ -27,5 +28,10 @@ func init() {
 		}
 		return hubSource(env), nil
 	}
-	newFetcher = func(env Env) (export.Fetcher, error) { return hubSource(env), nil }
+	newFetcher = func(env Env) (export.Fetcher, error) {
+		if offline() {
+			return source.Offline{Why: "EXE_EXPO_OFFLINE=1"}, nil // nothing dials
+		}
+		return hubSource(env), nil
+	}
 }

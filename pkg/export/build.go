@@ -14,6 +14,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
@@ -44,11 +45,11 @@ func (o *Options) newReport(src *model.Source, v *family.Verdict, r *recipe.Reci
 		},
 		Estimates: report.Estimates{PTEBytesEstimate: g.row.PTEBytes, ExportPeakBytesEstimate: g.row.ExportPeakBytes,
 			HostNeedBytes: g.row.HostNeedBytes, DiskNeedBytes: g.disk},
-		Files:    []report.File{},
-		Host:     report.Host{HostFacts: g.host},
-		Metadata: pte.Metadata{},
-		Smoke:    []check.Result{},
-		Stages:   []report.StageReport{},
+		Files:           []report.File{},
+		Host:            report.Host{HostFacts: g.host},
+		Metadata:        pte.Metadata{},
+		StructuralCheck: []check.Result{},
+		Stages:          []report.StageReport{},
 	}
 	switch r.Backend {
 	case "xnnpack", "vulkan": // the NPU runtimes keep 16-bit caches: no fp32 figure
@@ -91,6 +92,9 @@ func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe
 		}
 	}
 	for _, st := range r.Steps {
+		if !plan.IsDir(st.Dir) {
+			return fmt.Errorf("%s runs in %s, and that folder does not exist", st.Name, st.Dir)
+		}
 		res, err := run.Tool(ctx, run.Spec{
 			Name: st.Name, Argv: st.Argv, Dir: st.Dir, Env: toolEnv(st.Env), Timeout: o.Timeout,
 			Output: o.Log, Stages: stageRules[st.Stages], SampleEvery: o.SampleEvery,
@@ -100,7 +104,7 @@ func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe
 		rep.Host.PeakRSSExportBytes = res.MaxRSSBytes
 		rep.Host.ExportSeconds += res.Seconds
 		if err != nil {
-			return fmt.Errorf("%w", err)
+			return err
 		}
 	}
 	if err := o.copySideFiles(src, rep); err != nil {
@@ -151,7 +155,7 @@ func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Reci
 		return err
 	}
 	fam := family.ByArchitecture(src.Config.Architectures())
-	plan, err := drivers.PlanConvert(drivers.Arch{
+	conv, err := drivers.PlanConvert(drivers.Arch{
 		Family: fam.Key, Layers: int(a.Layers), Heads: int(a.Heads), KVHeads: int(a.KVHeads),
 		TiedEmbeddings: a.Tied, Tensors: names,
 	}, shards, r.Checkpoint)
@@ -162,7 +166,7 @@ func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Reci
 		return err
 	}
 	fmt.Fprintf(o.Log, "exe-expo: converting %d safetensors file(s) of %s into %s\n", len(shards), src.ID, r.Checkpoint)
-	res, err := drivers.Runner{Python: o.Python, Dir: filepath.Join(o.Work, "drivers"), Log: o.Log}.Convert(ctx, plan)
+	res, err := drivers.Runner{Python: o.Python, Dir: filepath.Join(o.Work, "drivers"), Log: o.Log}.Convert(ctx, conv)
 	if err != nil {
 		return fmt.Errorf("checkpoint conversion: %w", err)
 	}
@@ -178,7 +182,7 @@ func (o *Options) collect(r *recipe.Recipe, rep *report.Report) error {
 	for _, out := range r.Outputs {
 		from, err := resolve(out.From)
 		if err != nil {
-			return fmt.Errorf("%w", err)
+			return err
 		}
 		dst := filepath.Join(o.Out, filepath.FromSlash(out.To))
 		f, err := report.Place(from, dst)
@@ -199,7 +203,7 @@ func (o *Options) collect(r *recipe.Recipe, rep *report.Report) error {
 			return fmt.Errorf("read back %s: %w", out.To, err)
 		}
 		res := check.Structural(prog, r.Backend, *out.Expect)
-		rep.Smoke = append(rep.Smoke, res)
+		rep.StructuralCheck = append(rep.StructuralCheck, res)
 		for k, v := range res.Metadata {
 			rep.Metadata[k] = v
 		}
@@ -250,7 +254,7 @@ func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", dir, err)
+		return report.FileError("list", dir, err)
 	}
 	for _, e := range entries {
 		n := strings.ToLower(e.Name())
@@ -268,16 +272,16 @@ func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
 func copyFile(src, dst string) error {
 	in, err := os.Open(src)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", src, err)
+		return report.FileError("open", src, err)
 	}
 	defer in.Close()
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+		return report.FileError("create", filepath.Dir(dst), err)
 	}
 	tmp := dst + ".part"
 	out, err := os.Create(tmp)
 	if err != nil {
-		return fmt.Errorf("create %s: %w", tmp, err)
+		return report.FileError("create", tmp, err)
 	}
 	_, err = io.Copy(out, in)
 	if cerr := out.Close(); err == nil {
@@ -288,7 +292,7 @@ func copyFile(src, dst string) error {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
+		return report.FileError("copy "+src+" to", dst, err)
 	}
 	return nil
 }

@@ -27,9 +27,14 @@ type SkipError struct{ Reason string }
 
 func (e *SkipError) Error() string { return "export skipped: " + e.Reason }
 
-// Fetcher brings a Hub model's files into dir (weights only when weights is true) and
-// returns its metadata. The Hub client implements it; a local folder needs none.
+// Fetcher reads a Hub model in two steps: its metadata and its files by range first
+// (config.json and the safetensors headers: what the checks and the window gate need), and
+// only once those pass, the files the tools read, downloaded into dir. pkg/source
+// implements it over the Hub client.
 type Fetcher interface {
+	// Source is the repo at revision: sha, card, access, and its files for range reads.
+	Source(ctx context.Context, id, revision string) (*model.Source, model.Files, error)
+	// Fetch downloads the side files, and the safetensors weights when weights is set.
 	Fetch(ctx context.Context, id, revision, dir string, weights bool) (*model.Source, error)
 }
 
@@ -67,6 +72,9 @@ type Options struct {
 
 	// srcDir is where the source's files are: the local folder, or work/source.
 	srcDir string
+	// madeOut and madeWork record the folders Validate created, which a failed export
+	// removes again.
+	madeOut, madeWork bool
 }
 
 // Result is what an export produced.
@@ -75,17 +83,27 @@ type Result struct {
 	ReportPath string
 }
 
-// Run exports one window. Errors are *SkipError (exit 4) or anything else (exit 2).
-func Run(ctx context.Context, o Options) (*Result, error) {
+// Run exports one window. Errors are *InputError (a flag to fix, exit 2), *SkipError
+// (exit 4) or anything else (exit 2). Every input is checked before any work starts, and a
+// failed export removes the folders it created (the work folder stays with KeepWork).
+func Run(ctx context.Context, o Options) (res *Result, err error) {
 	start := time.Now()
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	if err := o.validate(); err != nil {
+	defer func() {
+		if err != nil {
+			o.cleanUp()
+		}
+	}()
+	if err := o.Validate(); err != nil {
 		return nil, err
 	}
 	src, err := o.source(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if err := o.checkModelWindow(src); err != nil {
 		return nil, err
 	}
 	v := family.Evaluate(o.Config, src)
@@ -111,6 +129,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := o.download(ctx, src); err != nil {
+		return nil, err
+	}
 	rep := o.newReport(src, v, r, g)
 	for k, ver := range tc {
 		rep.Toolchain[k] = ver
@@ -129,38 +150,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return &Result{Report: rep, ReportPath: path}, nil
 }
 
-func (o *Options) validate() error {
-	switch o.Backend {
-	case "xnnpack", "vulkan", "qnn", "mediatek":
-	default:
-		return fmt.Errorf("unknown backend %q (xnnpack, vulkan, qnn, mediatek)", o.Backend)
+// cleanUp removes what a failed export created: the work folder (unless KeepWork), and
+// the output folder when it is still empty.
+func (o *Options) cleanUp() {
+	if o.madeWork && !o.KeepWork {
+		os.RemoveAll(o.Work)
 	}
-	if (o.Backend == "qnn" || o.Backend == "mediatek") && o.SoC == "" {
-		return fmt.Errorf("--soc is required for %s", o.Backend)
+	if o.madeOut {
+		os.Remove(o.Out) // only an empty folder goes
 	}
-	if o.Out == "" || o.Work == "" {
-		return fmt.Errorf("--out and --work are required")
-	}
-	var err error
-	if o.Out, err = filepath.Abs(o.Out); err != nil {
-		return err
-	}
-	if o.Work, err = filepath.Abs(o.Work); err != nil {
-		return err
-	}
-	if o.Work == o.Out {
-		return fmt.Errorf("--work and --out must differ: the work folder is removed after a success")
-	}
-	if o.Revision == "" {
-		o.Revision = "main"
-	}
-	o.srcDir = filepath.Join(o.Work, "source")
-	if plan.IsDir(o.Model) {
-		if o.srcDir, err = filepath.Abs(o.Model); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func joinReasons(rs []string) string {
@@ -173,7 +171,8 @@ func joinReasons(rs []string) string {
 
 func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 
-// source loads the model's metadata; a Hub model's files are downloaded into srcDir.
+// source loads the model's metadata: a local folder's files, or a Hub repo's config.json
+// and safetensors headers by range. Nothing is downloaded yet.
 func (o *Options) source(ctx context.Context) (*model.Source, error) {
 	if plan.IsDir(o.Model) {
 		src, err := plan.OpenDir(ctx, o.srcDir, o.ID)
@@ -183,25 +182,45 @@ func (o *Options) source(ctx context.Context) (*model.Source, error) {
 		src.Revision = o.Revision
 		return src, nil
 	}
-	dir := o.srcDir
-	if !model.ValidID(o.Model) {
-		return nil, fmt.Errorf("%q is neither a local model folder nor a Hugging Face model id (org/name)", o.Model)
-	}
-	if o.Fetcher == nil {
-		return nil, fmt.Errorf("%s: no Hub client to download it with; give a local folder", o.Model)
-	}
-	weights := o.Backend == "xnnpack" || o.Backend == "vulkan" || o.Backend == "mediatek"
-	src, err := o.Fetcher.Fetch(ctx, o.Model, o.Revision, dir, weights)
+	src, files, err := o.Fetcher.Source(ctx, o.Model, o.Revision)
 	if err != nil {
-		return nil, err
+		return nil, hubError(o.Model, err)
 	}
 	if src.AccessError != "" {
-		return nil, errors.New(src.AccessError)
+		return nil, fmt.Errorf("%s: %s", o.Model, src.AccessError)
 	}
-	if src.Config == nil {
-		if err := model.Load(ctx, src, model.Dir(dir)); err != nil {
-			return nil, err
-		}
+	if err := model.Load(ctx, src, files); err != nil {
+		return nil, err
 	}
 	return src, nil
+}
+
+// download brings a Hub model's files into srcDir, at the commit its metadata came from.
+func (o *Options) download(ctx context.Context, src *model.Source) error {
+	if plan.IsDir(o.Model) {
+		return nil
+	}
+	rev := src.SHA
+	if rev == "" {
+		rev = o.Revision
+	}
+	// QNN's script loads the weights itself (by Hub id, or Meta's original/ files, which
+	// Fetch brings without weights); every other recipe reads the safetensors.
+	weights := o.Backend != "qnn"
+	got, err := o.Fetcher.Fetch(ctx, src.ID, rev, o.srcDir, weights)
+	if err != nil {
+		return hubError(src.ID, err)
+	}
+	if got.AccessError != "" {
+		return fmt.Errorf("%s: %s", src.ID, got.AccessError)
+	}
+	return nil
+}
+
+// hubError names the model once, and for a Hub this host cannot reach says what to do.
+func hubError(id string, err error) error {
+	if errors.Is(err, plan.ErrUnreachable) {
+		return fmt.Errorf("%s cannot be read: %w; give a local model folder, or point HF_ENDPOINT at a Hub this host can reach", id, err)
+	}
+	return err
 }

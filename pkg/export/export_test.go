@@ -95,7 +95,7 @@ func TestXNNPACKExport(t *testing.T) {
 	if r.Toolchain["executorch"] != "1.4.0" || r.Toolchain["torch"] != "2.13.0" {
 		t.Errorf("toolchain = %v", r.Toolchain)
 	}
-	if r.Recipe["int4_codes"] != "round-to-nearest" || r.Host.CPUModel != "test CPU" || r.Run.ID != "1" || len(r.Smoke) != 1 || !r.Smoke[0].Passed {
+	if r.Recipe["int4_codes"] != "round-to-nearest" || r.Host.CPUModel != "test CPU" || r.Run.ID != "1" || len(r.StructuralCheck) != 1 || !r.StructuralCheck[0].Passed {
 		t.Errorf("report = %+v", r)
 	}
 	// the stand-in prints export_llm's "Checkpoint dtype:" line, which opens the quantize stage
@@ -179,7 +179,7 @@ func TestToolFailures(t *testing.T) {
 	}
 	o = options(t, "Qwen/Qwen3-1.7B", "xnnpack", "ok", 2048)
 	o.Python = "/usr/bin/true"
-	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "toolchain versions") {
+	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "could not say which toolchain it has") {
 		t.Errorf("python that answers nothing: %v", err)
 	}
 
@@ -215,7 +215,7 @@ func TestNPUAndVulkanExports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Report.Files[0].Path != "vulkan/Qwen3-1.7B-vulkan-8da4w-2k.pte" || !res.Report.Smoke[0].Passed {
+	if res.Report.Files[0].Path != "vulkan/Qwen3-1.7B-vulkan-8da4w-2k.pte" || !res.Report.StructuralCheck[0].Passed {
 		t.Errorf("vulkan: %+v", res.Report.Files)
 	}
 
@@ -241,8 +241,8 @@ func TestNPUAndVulkanExports(t *testing.T) {
 		r.Files[4].Path != "mtk/mt6991/Qwen3-0.6B-neuropilot-embedding-fp32.bin" || r.Files[4].Bytes != 151936*1024*4 {
 		t.Errorf("mediatek files: %+v", r.Files)
 	}
-	if r.Window.Context != 512 || len(r.Smoke) != 4 {
-		t.Errorf("mediatek: window %+v, %d checks", r.Window, len(r.Smoke))
+	if r.Window.Context != 512 || len(r.StructuralCheck) != 4 {
+		t.Errorf("mediatek: window %+v, %d checks", r.Window, len(r.StructuralCheck))
 	}
 	o = options(t, "Qwen/Qwen3-0.6B", "qnn", "ok", 2048)
 	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--soc is required") {

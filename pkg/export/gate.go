@@ -2,8 +2,9 @@ package export
 
 import (
 	"fmt"
-	"os"
+	"slices"
 
+	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
@@ -31,15 +32,12 @@ func (o *Options) gate(src *model.Source) (*gated, error) {
 		return nil, err
 	}
 	g := &gated{model: m}
-	if err := os.MkdirAll(o.Work, 0o755); err != nil {
-		return nil, fmt.Errorf("create work folder %s: %w", o.Work, err)
-	}
 	hostFn := o.Host
 	if hostFn == nil {
 		hostFn = run.Host
 	}
 	if g.host, err = hostFn(o.Work); err != nil {
-		return nil, fmt.Errorf("read host facts: %w", err)
+		return nil, fmt.Errorf("cannot read this host's memory and disk: %w", err)
 	}
 	g.budget = g.host.MemTotalBytes + g.host.SwapTotalBytes - o.Config.Export.HostReserveBytes
 	size := func(w int) error {
@@ -56,7 +54,7 @@ func (o *Options) gate(src *model.Source) (*gated, error) {
 	e := o.Config.Export
 	switch o.Backend {
 	case "xnnpack", "vulkan":
-		return g, o.gateLLM(g, size)
+		return g, o.gateLLM(g, size, src)
 	case "qnn":
 		w, reason := e.QNN.MaxContextLen, "fixed by qnn.max_context_len (static NPU graphs)"
 		if o.Window > 0 {
@@ -80,8 +78,9 @@ func (o *Options) gate(src *model.Source) (*gated, error) {
 	}
 }
 
-// gateLLM takes the requested window, or the largest context tier this host can build.
-func (o *Options) gateLLM(g *gated, size func(int) error) error {
+// gateLLM takes the requested window, or the largest configured window this host can
+// build within the model's max_position_embeddings.
+func (o *Options) gateLLM(g *gated, size func(int) error, src *model.Source) error {
 	if o.Window > 0 {
 		if err := size(o.Window); err != nil {
 			return err
@@ -89,7 +88,16 @@ func (o *Options) gateLLM(g *gated, size func(int) error) error {
 		g.reason = fmt.Sprintf("requested window %d", o.Window)
 		return o.check(g, "the export")
 	}
-	tiers := o.Config.Export.ContextTiers // descending
+	limit := modelLimit(src)
+	var tiers []int // descending
+	for _, w := range slices.Backward(plan.Windows(o.Config, o.Backend)) {
+		if limit == 0 || int64(w) <= limit {
+			tiers = append(tiers, w)
+		}
+	}
+	if len(tiers) == 0 {
+		return fmt.Errorf("%s's limit of %s tokens (max_position_embeddings) is below every configured window", src.ID, family.Commas(limit))
+	}
 	for _, w := range tiers {
 		if err := size(w); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -30,11 +31,15 @@ func toolchain(ctx context.Context, python string, dists ...string) (map[string]
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("ask %s for its toolchain versions: %v: %s", python, err, strings.TrimSpace(errb.String()))
+		msg := fmt.Sprintf("%s could not say which toolchain it has (%v)", python, err)
+		if tail := lastLine(errb.String()); tail != "" {
+			msg += ": " + tail
+		}
+		return nil, errors.New(msg)
 	}
 	var got map[string]*string
 	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &got); err != nil {
-		return nil, fmt.Errorf("ask %s for its toolchain versions: %q is not JSON", python, out.String())
+		return nil, fmt.Errorf("%s could not say which toolchain it has: it answered %q, not the JSON the version probe prints; is it a python?", python, lastLine(out.String()))
 	}
 	res := map[string]string{}
 	for k, v := range got {
@@ -55,13 +60,17 @@ func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error)
 		python = o.MTKPython
 		dists = append(dists, "transformers", "mtk_converter", "mtk-neuron")
 	}
+	flag, env := "--python", "EXE_EXPO_PYTHON"
+	if o.Backend == "mediatek" {
+		flag, env = "--mtk-python", "MTK_PYTHON"
+	}
 	got, err := toolchain(ctx, python, dists...)
 	if err != nil {
 		return nil, err
 	}
 	et, ok := got["executorch"]
 	if !ok {
-		return nil, fmt.Errorf("%s has no executorch installed; the export needs ExecuTorch %s", python, v.ExecuTorch)
+		return nil, fmt.Errorf("%s has no executorch installed; the export needs ExecuTorch %s: point %s (or %s) at a python that has it", python, v.ExecuTorch, flag, env)
 	}
 	if base := strings.SplitN(et, "+", 2)[0]; base != v.ExecuTorch {
 		return nil, fmt.Errorf("%s has executorch %s, and the app's runtime is ExecuTorch %s (config/versions.env): files written by another release may not load", python, et, v.ExecuTorch)
@@ -74,4 +83,11 @@ func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error)
 		}
 	}
 	return got, nil
+}
+
+// lastLine is the last non-empty line of a tool's output: a Python traceback ends with
+// the error itself.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"time"
@@ -64,12 +65,20 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 }
 
 // keepLastResponse hands the last response back once retries run out, so that its status and
-// X-Error-Code become a typed *Error instead of a bare "giving up".
+// X-Error-Code become a typed *Error instead of a bare "giving up". A transport error loses
+// its *url.Error wrapper: do quotes the method and URL already, once.
 func keepLastResponse(resp *http.Response, err error, tries int) (*http.Response, error) {
 	if resp != nil {
 		return resp, nil
 	}
-	return nil, fmt.Errorf("giving up after %d attempt(s): %w", tries, err)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if tries <= 1 {
+		return nil, err
+	}
+	return nil, fmt.Errorf("no answer after %d attempts: %w", tries, err)
 }
 
 // backoff waits what a 429 or 503 asks for (RateLimit r=0;t=N → N+1 s, else Retry-After),

@@ -7,8 +7,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -34,11 +36,12 @@ type Report struct {
 	Files      []File            `json:"files"`
 	Host       Host              `json:"host"`
 	Metadata   pte.Metadata      `json:"metadata"`
-	// Smoke is the check that ran on the file: the structural check here; the runner's
-	// smoke test (XNNPACK) replaces it when it runs.
-	Smoke  []check.Result `json:"smoke"`
-	Stages []StageReport  `json:"stages"`
-	Run    *Run           `json:"run,omitempty"`
+	// StructuralCheck is check.Structural's verdict on each .pte, in Files order: what the
+	// file says about itself against the request. It is not a smoke run (nothing is
+	// generated); a smoke run, once one exists, gets a field of its own.
+	StructuralCheck []check.Result `json:"structural_check"`
+	Stages          []StageReport  `json:"stages"`
+	Run             *Run           `json:"run,omitempty"`
 }
 
 // Source describes the model the files were exported from.
@@ -133,26 +136,26 @@ func Write(path string, r *Report) error {
 // WriteAtomic writes data to path through a temporary file and a rename.
 func WriteAtomic(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
+		return FileError("create", filepath.Dir(path), err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return FileError("write", path, err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
+		return FileError("write", path, err)
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
+		return FileError("sync", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return FileError("write", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("rename into %s: %w", path, err)
+		return FileError("rename a temporary file onto", path, err)
 	}
 	return nil
 }
@@ -161,11 +164,11 @@ func WriteAtomic(path string, data []byte) error {
 func Read(path string) (*Report, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return nil, FileError("read", path, err)
 	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s is not an export report: %w", path, err)
 	}
 	return &r, nil
 }
@@ -174,20 +177,20 @@ func Read(path string) (*Report, error) {
 // when copying, right after when renaming: every file is read once for its sha256.
 func Place(src, dst string) (File, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return File{}, fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+		return File{}, FileError("create", filepath.Dir(dst), err)
 	}
 	if err := os.Rename(src, dst); err == nil {
 		return HashFile(dst)
 	}
 	in, err := os.Open(src)
 	if err != nil {
-		return File{}, fmt.Errorf("open %s: %w", src, err)
+		return File{}, FileError("open", src, err)
 	}
 	defer in.Close()
 	tmp := dst + ".part"
 	out, err := os.Create(tmp)
 	if err != nil {
-		return File{}, fmt.Errorf("create %s: %w", tmp, err)
+		return File{}, FileError("create", tmp, err)
 	}
 	h := sha256.New()
 	n, err := io.Copy(io.MultiWriter(out, h), in)
@@ -196,10 +199,10 @@ func Place(src, dst string) (File, error) {
 	}
 	if err != nil {
 		os.Remove(tmp)
-		return File{}, fmt.Errorf("copy %s to %s: %w", src, dst, err)
+		return File{}, FileError("copy "+src+" to", dst, err)
 	}
 	if err := os.Rename(tmp, dst); err != nil {
-		return File{}, fmt.Errorf("rename into %s: %w", dst, err)
+		return File{}, FileError("rename a temporary file onto", dst, err)
 	}
 	os.Remove(src)
 	return File{Path: dst, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
@@ -209,13 +212,49 @@ func Place(src, dst string) (File, error) {
 func HashFile(path string) (File, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return File{}, fmt.Errorf("open %s: %w", path, err)
+		return File{}, FileError("open", path, err)
 	}
 	defer f.Close()
 	h := sha256.New()
 	n, err := io.Copy(h, f)
 	if err != nil {
-		return File{}, fmt.Errorf("hash %s: %w", path, err)
+		return File{}, FileError("hash", path, err)
 	}
 	return File{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+// FileError words a failed file operation as one sentence: "cannot create /out/xnnpack:
+// permission denied". The *fs.PathError underneath already names the path and Go's own
+// operation ("mkdir /out/xnnpack: …"); quoting it whole would say the path twice.
+// errors.Is still sees the cause (fs.ErrNotExist, fs.ErrPermission).
+func FileError(op, path string, err error) error {
+	return &fileError{op: op, path: path, err: err}
+}
+
+type fileError struct {
+	op, path string
+	err      error
+}
+
+func (e *fileError) Error() string {
+	return fmt.Sprintf("cannot %s %s: %s", e.op, e.path, Reason(e.err))
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+// Reason is what went wrong in a file operation, without the operation and path that
+// *fs.PathError, *os.LinkError and *os.SyscallError put in front of it.
+func Reason(err error) string {
+	var pe *fs.PathError
+	var le *os.LinkError
+	var se *os.SyscallError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err.Error()
+	case errors.As(err, &le):
+		return le.Err.Error()
+	case errors.As(err, &se):
+		return se.Err.Error()
+	}
+	return err.Error()
 }

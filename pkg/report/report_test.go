@@ -3,10 +3,17 @@ package report
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
 )
 
 func TestWriteIsAtomicAndReadable(t *testing.T) {
@@ -66,5 +73,58 @@ func TestPlaceHashesOnce(t *testing.T) {
 	}
 	if _, err := Place(filepath.Join(dir, "nope"), filepath.Join(dir, "x")); err == nil {
 		t.Error("placing a missing file succeeded")
+	}
+}
+
+// TestStructuralCheckField pins the report's key for the structural check: readers (the
+// step summary, verify, publish) look it up by this name, and "smoke" would claim a run
+// that never happened.
+func TestStructuralCheckField(t *testing.T) {
+	r := &Report{StructuralCheck: []check.Result{{Passed: true}}}
+	path := filepath.Join(t.TempDir(), Name("2k"))
+	require.NoError(t, Write(path, r))
+	var raw map[string]json.RawMessage
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &raw))
+	assert.Contains(t, raw, "structural_check")
+	assert.NotContains(t, raw, "smoke")
+	back, err := Read(path)
+	require.NoError(t, err)
+	require.Len(t, back.StructuralCheck, 1)
+	assert.True(t, back.StructuralCheck[0].Passed)
+}
+
+// TestFileErrorsAreSentences checks that a failed file operation names its path once, with
+// the cause, and still matches the cause for errors.Is.
+func TestFileErrorsAreSentences(t *testing.T) {
+	dir := t.TempDir()
+	blocker := filepath.Join(dir, "file")
+	require.NoError(t, os.WriteFile(blocker, []byte("x"), 0o644))
+	missing := filepath.Join(dir, "missing.json")
+	tests := []struct {
+		name string
+		err  func() error
+		want string
+		is   error
+	}{
+		{"read a missing report", func() error { _, err := Read(missing); return err },
+			"cannot read " + missing + ": no such file or directory", fs.ErrNotExist},
+		{"write under a file", func() error { return Write(filepath.Join(blocker, "x", "r.json"), &Report{}) },
+			"cannot create " + filepath.Join(blocker, "x") + ": not a directory", nil},
+		{"place a missing file", func() error { _, err := Place(missing, filepath.Join(dir, "out", "a.pte")); return err },
+			"cannot open " + missing + ": no such file or directory", fs.ErrNotExist},
+		{"hash a missing file", func() error { _, err := HashFile(missing); return err },
+			"cannot open " + missing + ": no such file or directory", fs.ErrNotExist},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.err()
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+			if tc.is != nil {
+				assert.ErrorIs(t, err, tc.is)
+			}
+		})
 	}
 }

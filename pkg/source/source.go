@@ -12,11 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
+	"github.com/experimentalmachines/exe-expo/pkg/report"
 )
 
 // Hub reads models from a Hub endpoint.
@@ -26,6 +28,45 @@ type Hub struct {
 	Progress func(format string, args ...any)
 	// ProbeTimeout bounds the reachability check (default 3 s).
 	ProbeTimeout time.Duration
+	// Dial replaces the reachability check's TCP dial (tests give it a DNS failure);
+	// nil dials for real.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// UnreachableError is a Hub that did not take a TCP connection: no network, a name that
+// does not resolve, a refused port. It matches plan.ErrUnreachable, so plan falls back to
+// the snapshot and export refuses at once, neither waiting out the client's retries.
+type UnreachableError struct {
+	Endpoint string // the Hub's base URL (HF_ENDPOINT or the default)
+	Reason   string // why, in a few words: "its host name does not resolve"
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("the Hugging Face Hub at %s could not be reached (%s)", e.Endpoint, e.Reason)
+}
+
+// Is matches plan.ErrUnreachable.
+func (e *UnreachableError) Is(target error) bool { return target == plan.ErrUnreachable }
+
+// Offline stands in for the Hub when EXE_EXPO_OFFLINE=1 promises that nothing leaves the
+// host: it refuses every Hub model at once, without a client and so without a dial.
+type Offline struct {
+	// Why names what keeps the Hub off ("EXE_EXPO_OFFLINE=1").
+	Why string
+}
+
+// Source implements plan.Hub by refusing.
+func (o Offline) Source(_ context.Context, id, _ string) (*model.Source, model.Files, error) {
+	return nil, nil, o.refuse(id)
+}
+
+// Fetch implements export.Fetcher by refusing.
+func (o Offline) Fetch(_ context.Context, id, _, _ string, _ bool) (*model.Source, error) {
+	return nil, o.refuse(id)
+}
+
+func (o Offline) refuse(id string) error {
+	return fmt.Errorf("%s is a Hub id and %s keeps exe-expo off the Hub: give a local model folder instead", id, o.Why)
 }
 
 // Source implements plan.Hub. A Hub that cannot be reached at all answers
@@ -95,10 +136,14 @@ func short(sha string) string {
 	return sha
 }
 
+// probe dials the endpoint once, so that a Hub this host cannot reach is one short
+// *UnreachableError at once rather than the client's retries (about 23 s) ending in a
+// message that quotes the request URL twice.
 func (h Hub) probe(ctx context.Context) error {
-	u, err := url.Parse(h.Client.Endpoint())
-	if err != nil {
-		return fmt.Errorf("hub endpoint %q: %w", h.Client.Endpoint(), err)
+	endpoint := h.Client.Endpoint()
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host == "" {
+		return fmt.Errorf("the Hub endpoint %q (HF_ENDPOINT) is not a URL such as https://huggingface.co", endpoint)
 	}
 	host := u.Host
 	if u.Port() == "" {
@@ -112,13 +157,43 @@ func (h Hub) probe(ctx context.Context) error {
 	if t == 0 {
 		t = 3 * time.Second
 	}
-	d := net.Dialer{Timeout: t}
-	conn, err := d.DialContext(ctx, "tcp", host)
+	dial := h.Dial
+	if dial == nil {
+		d := net.Dialer{Timeout: t}
+		dial = d.DialContext
+	}
+	dctx, cancel := context.WithTimeout(ctx, t)
+	defer cancel()
+	conn, err := dial(dctx, "tcp", host)
 	if err != nil {
-		return fmt.Errorf("%w (%s): %v", plan.ErrUnreachable, u.Host, err)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return &UnreachableError{Endpoint: endpoint, Reason: dialReason(err, t)}
 	}
 	conn.Close()
 	return nil
+}
+
+// dialReason says in a few words why a dial failed, without the "dial tcp 1.2.3.4:443:"
+// prefix that repeats the address.
+func dialReason(err error, timeout time.Duration) string {
+	var dns *net.DNSError
+	var ne net.Error
+	var op *net.OpError
+	switch {
+	case errors.As(err, &dns) && dns.IsNotFound:
+		return "its host name does not resolve"
+	case errors.As(err, &dns):
+		return "the host name lookup failed: " + dns.Err
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
+		return fmt.Sprintf("no answer within %s", timeout)
+	case errors.As(err, &op) && op.Err != nil:
+		return op.Err.Error()
+	}
+	return err.Error()
 }
 
 // sideFiles are the small files an export copies or needs besides the weights.
@@ -149,8 +224,12 @@ func Wanted(path string, weights bool) bool {
 }
 
 // Fetch implements export.Fetcher: the files an export needs, at the sha model info
-// reports (so every file comes from one commit), streamed to dir.
+// reports (so every file comes from one commit), streamed to dir. Like Source it dials
+// once first, so an unreachable Hub fails at once.
 func (h Hub) Fetch(ctx context.Context, id, revision, dir string, weights bool) (*model.Source, error) {
+	if err := h.probe(ctx); err != nil {
+		return nil, err
+	}
 	info, err := h.Client.ModelInfo(ctx, id, hub.InfoOptions{Revision: revision, Expand: hub.ExpandForExport})
 	if errors.Is(err, hub.ErrGated) {
 		return &model.Source{ID: id, Revision: revision, AccessError: accessError(h.Client, id)}, nil
@@ -171,7 +250,7 @@ func (h Hub) Fetch(ctx context.Context, id, revision, dir string, weights bool) 
 			return nil, fmt.Errorf("%s lists a file outside the repo: %q", id, s.Path)
 		}
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return nil, fmt.Errorf("create %s: %w", filepath.Dir(dst), err)
+			return nil, report.FileError("create", filepath.Dir(dst), err)
 		}
 		stop := h.watch(s.Path, dst+".incomplete")
 		d, err := h.Client.Download(ctx, id, rev, s.Path, dst)

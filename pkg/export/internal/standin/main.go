@@ -4,7 +4,7 @@
 // would. It is a test fixture only: nothing in the product runs it.
 //
 // Its behaviour comes from the name it is invoked under (a symlink): python-ok,
-// python-fail, python-sleep, python-hog-<MiB>, python-badmeta, python-oldet.
+// python-fail, python-sleep, python-hog-<MiB>, python-badmeta, python-oldet, python-noet.
 package main
 
 import (
@@ -47,11 +47,14 @@ func main() {
 }
 
 // versions answers the export's toolchain probe with the pinned releases (python-oldet
-// claims ExecuTorch 1.3.1).
+// claims ExecuTorch 1.3.1, python-noet has none).
 func versions(mode string, dists []string) error {
 	have := map[string]string{"executorch": "1.4.0", "torch": "2.13.0", "torchao": "0.18.0", "transformers": "4.57.6", "mtk_converter": "8.13.0+public", "mtk-neuron": "8.2.23"}
-	if mode == "oldet" {
+	switch mode {
+	case "oldet":
 		have["executorch"] = "1.3.1"
+	case "noet":
+		delete(have, "executorch")
 	}
 	out := map[string]any{}
 	for _, d := range dists {
