@@ -28,10 +28,8 @@ func (c *Client) CommitOnHead(ctx context.Context, repo, branch string, attempts
 	var last error
 	for attempt := 0; attempt < max(attempts, 1); attempt++ {
 		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(wait(attempt - 1)):
+			if err := pause(ctx, wait(attempt-1)); err != nil {
+				return nil, fmt.Errorf("hub: commit to %s stopped before attempt %d of %d: %w", repo, attempt+1, max(attempts, 1), err)
 			}
 		}
 		head, err := c.HeadSHA(ctx, repo, branch)
@@ -51,4 +49,20 @@ func (c *Client) CommitOnHead(ctx context.Context, repo, branch string, attempts
 		c.log.Debug("hub: commit raced another writer; rebuilding", "repo", repo, "attempt", attempt+1)
 	}
 	return nil, fmt.Errorf("hub: commit to %s gave up after %d attempts: %w", repo, max(attempts, 1), last)
+}
+
+// pause waits d, or returns the context's error as soon as it ends: a cancelled publisher
+// stops without reading the head again.
+func pause(ctx context.Context, d time.Duration) error {
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
 }

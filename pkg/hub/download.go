@@ -38,8 +38,11 @@ func (c *Client) FileMeta(ctx context.Context, repo, rev, path string) (FileMeta
 	m := FileMeta{Commit: resp.Header.Get("X-Repo-Commit"), Location: resp.Header.Get("Location")}
 	m.ETag = normalizeETag(firstHeader(resp.Header, "X-Linked-Etag", "ETag"))
 	size := firstHeader(resp.Header, "X-Linked-Size", "Content-Length")
-	if m.Size, err = strconv.ParseInt(size, 10, 64); err != nil {
-		return FileMeta{}, fmt.Errorf("hub: HEAD %s: no file size in response: %w", cl.url, err)
+	if m.Size, err = strconv.ParseInt(size, 10, 64); err != nil || m.Size < 0 {
+		if size == "" {
+			return FileMeta{}, fmt.Errorf("hub: HEAD %s: the answer gives no file size (neither X-Linked-Size nor Content-Length)", cl.url)
+		}
+		return FileMeta{}, fmt.Errorf("hub: HEAD %s: the answer gives the file size as %q, not a byte count", cl.url, size)
 	}
 	return m, nil
 }
