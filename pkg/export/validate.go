@@ -142,6 +142,9 @@ func (o *Options) checkModel() error {
 	if o.Revision == "" {
 		o.Revision = "main"
 	}
+	if o.ID != "" && !model.ValidID(o.ID) {
+		return inputErr("id", "--id %q is not a Hugging Face model id (org/name)", o.ID)
+	}
 	if plan.IsDir(o.Model) {
 		dir, err := filepath.Abs(o.Model)
 		if err != nil {
@@ -152,6 +155,9 @@ func (o *Options) checkModel() error {
 	}
 	if !model.ValidID(o.Model) {
 		return inputErr("", "%q is neither a local model folder nor a Hugging Face model id (org/name)", o.Model)
+	}
+	if o.ID != "" {
+		return inputErr("id", "--id names the Hub id of a local model folder, and %s is a Hub id already", o.Model)
 	}
 	if o.Fetcher == nil {
 		return inputErr("", "%s is a Hub id and this export has no Hub client to download it with: give a local model folder", o.Model)

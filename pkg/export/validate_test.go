@@ -61,6 +61,9 @@ func TestValidateRefusesBeforeWork(t *testing.T) {
 		{"work under a file", func(o *export.Options) { o.Work = filepath.Join(file, "work") }, "work", "--work " + filepath.Join(file, "work") + " cannot be created: not a directory"},
 		{"work is out", func(o *export.Options) { o.Work = o.Out }, "work", "--work and --out must differ"},
 		{"work inside out", func(o *export.Options) { o.Work = filepath.Join(o.Out, "work") }, "work", "is inside --out"},
+		{"id that is no Hub id", func(o *export.Options) { o.ID = "no slash" }, "id", `--id "no slash" is not a Hugging Face model id (org/name)`},
+		{"id for a Hub model", func(o *export.Options) { o.Model, o.ID, o.Fetcher = "Qwen/Qwen3-0.6B", "Qwen/Qwen3-1.7B", &fakeHub{} }, "id",
+			"--id names the Hub id of a local model folder, and Qwen/Qwen3-0.6B is a Hub id already"},
 		{"neither folder nor id", func(o *export.Options) { o.Model = "not a model" }, "", `"not a model" is neither a local model folder nor a Hugging Face model id`},
 		{"hub id without a client", func(o *export.Options) { o.Model = "Qwen/Qwen3-0.6B" }, "", "Qwen/Qwen3-0.6B is a Hub id and this export has no Hub client"},
 	}

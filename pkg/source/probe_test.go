@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -115,4 +116,30 @@ func TestOffline(t *testing.T) {
 	_, err = o.Fetch(context.Background(), "Qwen/Qwen3-0.6B", "main", t.TempDir(), true)
 	require.Error(t, err)
 	assert.Equal(t, want, err.Error())
+}
+
+// TestDroppedConnectionsQuoteTheURLOnce: a Hub that takes the probe's connection but
+// drops every request fails after the client's retries with the request URL said once
+// (the transport's *url.Error would quote it a second time).
+func TestDroppedConnectionsQuoteTheURLOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	endpoint := "http://" + l.Addr().String()
+	h := source.Hub{Client: hub.New(hub.Options{Endpoint: endpoint, NoEnvToken: true, RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond})}
+	_, err = h.Fetch(context.Background(), "Qwen/Qwen3-0.6B", "main", t.TempDir(), true)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, plan.ErrUnreachable, "the probe's dial succeeded")
+	msg := err.Error()
+	assert.Equal(t, 1, strings.Count(msg, endpoint), "%q", msg)
+	assert.Contains(t, msg, "no answer after 2 attempts: ") // then EOF or a reset, as the close races the request
 }
