@@ -14,7 +14,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
-	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
@@ -92,9 +91,6 @@ func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe
 		}
 	}
 	for _, st := range r.Steps {
-		if !plan.IsDir(st.Dir) {
-			return fmt.Errorf("%s runs in %s, and that folder does not exist", st.Name, st.Dir)
-		}
 		res, err := run.Tool(ctx, run.Spec{
 			Name: st.Name, Argv: st.Argv, Dir: st.Dir, Env: toolEnv(st.Env), Timeout: o.Timeout,
 			Output: o.Log, Stages: stageRules[st.Stages], SampleEvery: o.SampleEvery,
