@@ -50,54 +50,87 @@ func register(c Command) {
 	commands[c.Name] = c
 }
 
-// Main runs the CLI with args (without the program name) and returns the exit code.
+// Main runs the CLI with args (without the program name) and returns the exit code. What
+// the user asked for (help, a version) goes to stdout with exit 0; a mistake (no command,
+// an unknown one, a bad flag) goes to stderr with exit 2, so scripts can tell them apart.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	env := Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		if len(args) > 1 {
-			if c, ok := commands[args[1]]; ok {
-				fs := newFlagSet(c, stdout)
-				c.Flags(fs)
-				fs.Usage()
-				return ExitOK
-			}
-		}
-		usage(stdout)
-		if len(args) == 0 {
-			return ExitFailed
-		}
-		return ExitOK
+	if len(args) == 0 {
+		usage(stderr)
+		return ExitFailed
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		return help(env, args[1:])
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "exe-expo: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return ExitFailed
+		return unknownCommand(env, args[0])
 	}
 	fs := newFlagSet(c, stderr)
 	run := c.Flags(fs)
 	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printUsage(fs, c, stdout)
 			return ExitOK
 		}
+		// The flag package has printed the error itself; the usage follows it.
+		printUsage(fs, c, stderr)
 		return ExitFailed
 	}
 	return run(env, fs.Args())
 }
 
-func newFlagSet(c Command, out io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: exe-expo %s %s\n\n%s\n", c.Name, c.Usage, c.Summary)
-		var any bool
-		fs.VisitAll(func(*flag.Flag) { any = true })
-		if any {
-			fmt.Fprintln(fs.Output(), "\nFlags:")
-			fs.PrintDefaults()
-		}
+// help answers `exe-expo help [COMMAND]` on stdout.
+func help(env Env, args []string) int {
+	switch len(args) {
+	case 0:
+		usage(env.Stdout)
+		return ExitOK
+	case 1:
+	default:
+		fmt.Fprintf(env.Stderr, "exe-expo: help takes one command name, not %d words\n\n", len(args))
+		usage(env.Stderr)
+		return ExitFailed
 	}
+	c, ok := commands[args[0]]
+	if !ok {
+		return unknownCommand(env, args[0])
+	}
+	fs := newFlagSet(c, env.Stdout)
+	c.Flags(fs)
+	printUsage(fs, c, env.Stdout)
+	return ExitOK
+}
+
+func unknownCommand(env Env, name string) int {
+	fmt.Fprintf(env.Stderr, "exe-expo: unknown command %q\n\n", name)
+	usage(env.Stderr)
+	return ExitFailed
+}
+
+// newFlagSet returns the command's flag set writing parse errors to errOut. Its Usage does
+// nothing: Main prints the usage itself, to stdout for --help and to stderr after an error,
+// which the flag package cannot tell apart.
+func newFlagSet(c Command, errOut io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(c.Name, flag.ContinueOnError)
+	fs.SetOutput(errOut)
+	fs.Usage = func() {}
 	return fs
+}
+
+// printUsage writes a command's synopsis, summary and flags to w.
+func printUsage(fs *flag.FlagSet, c Command, w io.Writer) {
+	fmt.Fprintf(w, "Usage: %s\n\n%s\n", strings.TrimSpace("exe-expo "+c.Name+" "+c.Usage), c.Summary)
+	var any bool
+	fs.VisitAll(func(*flag.Flag) { any = true })
+	if any {
+		fmt.Fprintln(w, "\nFlags:")
+		out := fs.Output()
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(out)
+	}
 }
 
 // interleave moves flags that follow positional arguments in front of them, so that

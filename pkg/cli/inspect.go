@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -41,7 +42,7 @@ func inspectFlags(fs *flag.FlagSet) func(Env, []string) int {
 	fs.Int64Var(&o.maxSeq, "max-seq-len", 0, "expected get_max_seq_len (0: not checked)")
 	fs.Int64Var(&o.maxCtx, "max-context-len", 0, "expected get_max_context_len (0: not checked)")
 	fs.StringVar(&o.bos, "bos", "", "expected get_bos_id")
-	fs.StringVar(&o.eos, "eos", "", "expected get_eos_ids, comma-separated in order")
+	fs.StringVar(&o.eos, "eos", "", "expected get_eos_ids, comma-separated in order (with --backend qnn, get_eos_id when the program has only that)")
 	fs.StringVar(&o.qnnMode, "qnn-mode", "hybrid", "QNN model mode: hybrid or kv")
 	fs.StringVar(&o.mtkExp, "mtk-exp", "", "MediaTek experiment name; with it the chunk's method names are checked exactly")
 	fs.IntVar(&o.mtkPrompt, "mtk-prompt-tokens", 128, "MediaTek prompt tokens per call")
@@ -60,7 +61,7 @@ func (o inspectOpts) expect() (check.Expect, error) {
 	want := check.Expect{MaxSeqLen: o.maxSeq, MaxContextLen: o.maxCtx, QNNMode: o.qnnMode,
 		MediaTek: check.MediaTekChunk{Exp: o.mtkExp, PromptTokens: o.mtkPrompt, Window: o.mtkWindow, Chunk: o.mtkChunk}}
 	if o.bos != "" {
-		v, err := strconv.ParseInt(o.bos, 10, 64)
+		v, err := tokenID(o.bos)
 		if err != nil {
 			return want, fmt.Errorf("--bos %q: %w", o.bos, err)
 		}
@@ -68,7 +69,7 @@ func (o inspectOpts) expect() (check.Expect, error) {
 	}
 	if o.eos != "" {
 		for _, s := range strings.Split(o.eos, ",") {
-			v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+			v, err := tokenID(s)
 			if err != nil {
 				return want, fmt.Errorf("--eos %q: %w", o.eos, err)
 			}
@@ -76,6 +77,23 @@ func (o inspectOpts) expect() (check.Expect, error) {
 		}
 	}
 	return want, nil
+}
+
+// tokenID reads one token id, saying what is wrong with it in words.
+func tokenID(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	v, err := strconv.ParseInt(s, 10, 64)
+	switch {
+	case s == "":
+		return 0, errors.New("a token id is empty")
+	case errors.Is(err, strconv.ErrRange):
+		return 0, fmt.Errorf("token id %s is out of range", s)
+	case err != nil:
+		return 0, fmt.Errorf("token id %q is not a whole number", s)
+	case v < 0:
+		return 0, fmt.Errorf("token id %d is negative", v)
+	}
+	return v, nil
 }
 
 func runInspect(env Env, path string, o inspectOpts) int {

@@ -7,11 +7,12 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // update rewrites the golden files: go test ./pkg/cli -run Inspect -update
@@ -45,13 +46,9 @@ func inspectFiles(t *testing.T) map[string]string {
 	}
 	for name, s := range shapes {
 		spec, err := s.Spec()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err, name)
 		path := filepath.Join(dir, name)
-		if err := ptetest.WriteFile(path, spec); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, ptetest.WriteFile(path, spec))
 		files[name] = path
 	}
 	return files
@@ -80,9 +77,7 @@ func TestInspectGolden(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {
 			out, errOut, code := inspect(t, append([]string{files[tc.file]}, tc.args...)...)
-			if code != tc.code {
-				t.Errorf("exit %d, want %d; stderr %q", code, tc.code, errOut)
-			}
+			assert.Equal(t, tc.code, code, "stderr %q", errOut)
 			golden(t, filepath.Join("testdata", "inspect", tc.golden), out)
 		})
 	}
@@ -91,30 +86,20 @@ func TestInspectGolden(t *testing.T) {
 func golden(t *testing.T, path, got string) {
 	t.Helper()
 	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
 		return
 	}
 	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
-	}
+	require.NoError(t, err, "run with -update to create it")
+	assert.Empty(t, cmp.Diff(string(want), got), "%s differs (-want +got)", path)
 }
 
 // TestInspectJSONValues decodes the JSON output and checks the values a caller reads.
 func TestInspectJSONValues(t *testing.T) {
 	files := inspectFiles(t)
-	out, _, code := inspect(t, files["llm-xnnpack.pte"], "--json", "--backend", "xnnpack", "--max-context-len", "4096")
-	if code != ExitOK {
-		t.Fatalf("exit %d", code)
-	}
+	out, errOut, code := inspect(t, files["llm-xnnpack.pte"], "--json", "--backend", "xnnpack", "--max-context-len", "4096")
+	require.Equal(t, ExitOK, code, "stderr %q", errOut)
 	var v struct {
 		Metadata map[string]any `json:"metadata"`
 		Methods  []struct {
@@ -128,43 +113,66 @@ func TestInspectJSONValues(t *testing.T) {
 			Passed bool `json:"passed"`
 		} `json:"check"`
 	}
-	if err := json.Unmarshal([]byte(out), &v); err != nil {
-		t.Fatal(err)
-	}
-	if v.Metadata["get_max_context_len"] != 4096.0 || !cmp.Equal(v.Metadata["get_eos_ids"], []any{128009.0, 128001.0}) {
-		t.Errorf("metadata %v", v.Metadata)
-	}
-	if v.Methods[0].Name != "forward" || v.Methods[0].Constant || v.Methods[0].Delegates[0].Signature != "XH00" {
-		t.Errorf("first method %+v", v.Methods[0])
-	}
-	if !v.Check.Passed {
-		t.Error("check failed")
-	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	assert.Equal(t, 4096.0, v.Metadata["get_max_context_len"])
+	assert.Equal(t, []any{128009.0, 128001.0}, v.Metadata["get_eos_ids"])
+	require.NotEmpty(t, v.Methods)
+	assert.Equal(t, "forward", v.Methods[0].Name)
+	assert.False(t, v.Methods[0].Constant)
+	require.NotEmpty(t, v.Methods[0].Delegates)
+	assert.Equal(t, "XH00", v.Methods[0].Delegates[0].Signature)
+	assert.True(t, v.Check.Passed, "check passed")
 }
 
 func TestInspectErrors(t *testing.T) {
 	dir := t.TempDir()
 	junk := filepath.Join(dir, "junk.pte")
-	if err := os.WriteFile(junk, []byte("definitely not a program"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(junk, []byte("definitely not a program"), 0o644))
 	tests := []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"no file", nil, "give exactly one .pte file"},
-		{"missing file", []string{filepath.Join(dir, "nope.pte")}, "no such file"},
-		{"not a program", []string{junk}, "not an ExecuTorch .pte file"},
-		{"unknown backend", []string{junk, "--backend", "coreml"}, `unknown backend "coreml"`},
-		{"bad eos", []string{junk, "--backend", "xnnpack", "--eos", "1,x"}, `--eos "1,x"`},
+		{"no file", nil, "inspect: give exactly one .pte file\n"},
+		{"missing file", []string{filepath.Join(dir, "nope.pte")}, "inspect: open " + filepath.Join(dir, "nope.pte") + ": no such file or directory\n"},
+		{"directory", []string{dir}, "inspect: " + dir + " is a directory, not a .pte file\n"},
+		{"not a program", []string{junk}, "inspect: read " + junk + `: not an ExecuTorch .pte file: file identifier is "nite", want "ET12"` + "\n"},
+		{"unknown backend", []string{junk, "--backend", "coreml"}, `inspect: unknown backend "coreml" (xnnpack, vulkan, qnn, mediatek)` + "\n"},
+		{"bad eos", []string{junk, "--backend", "xnnpack", "--eos", "1,x"}, `inspect: --eos "1,x": token id "x" is not a whole number` + "\n"},
+		{"empty eos", []string{junk, "--eos", "1,,2"}, `inspect: --eos "1,,2": a token id is empty` + "\n"},
+		{"negative bos", []string{junk, "--bos", "-1"}, `inspect: --bos "-1": token id -1 is negative` + "\n"},
+		{"huge bos", []string{junk, "--bos", "99999999999999999999"}, `inspect: --bos "99999999999999999999": token id 99999999999999999999 is out of range` + "\n"},
+		{"fractional bos", []string{junk, "--bos", "1.5"}, `inspect: --bos "1.5": token id "1.5" is not a whole number` + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := inspect(t, tc.args...)
-			if code != ExitFailed || out != "" || !strings.Contains(errOut, tc.want) {
-				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, tc.want)
-			}
+			assert.Equal(t, ExitFailed, code)
+			assert.Empty(t, out)
+			assert.Equal(t, tc.want, errOut)
+		})
+	}
+}
+
+// TestInspectQNNTokens checks BOS and EOS on a program built like Qualcomm's, which holds
+// one EOS id in get_eos_id: --eos is held to it with --backend qnn.
+func TestInspectQNNTokens(t *testing.T) {
+	files := inspectFiles(t)
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		verdict string
+	}{
+		{"as built", []string{"--bos", "1", "--eos", "2"}, ExitOK, "structural check (qnn): passed"},
+		{"other eos", []string{"--eos", "7"}, ExitFailed, "structural check (qnn): failed: metadata get_eos_id is 2, the request was [7]"},
+		{"two eos", []string{"--eos", "2,7"}, ExitFailed, "structural check (qnn): failed: metadata get_eos_id is 2, the request was [2 7]"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := inspect(t, append([]string{files["qnn-hybrid.pte"], "--backend", "qnn"}, tc.args...)...)
+			assert.Equal(t, tc.code, code, "stderr %q", errOut)
+			assert.Contains(t, out, "\n"+tc.verdict+"\n")
 		})
 	}
 }

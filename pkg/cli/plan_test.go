@@ -27,7 +27,7 @@ func TestPlanCommand(t *testing.T) {
 		{[]string{"plan", "Qwen/Qwen3-1.7B", "--backend", "coreml"}, ExitFailed, "", `unknown backend "coreml"`},
 		{[]string{"plan"}, ExitFailed, "", "give exactly one MODEL"},
 		{[]string{"plan", "bad id"}, ExitFailed, "", "neither a local model folder nor a Hugging Face model id"},
-		{[]string{"plan", "--help"}, ExitOK, "", "Usage: exe-expo plan MODEL"},
+		{[]string{"plan", "--help"}, ExitOK, "Usage: exe-expo plan MODEL", ""},
 		{[]string{"help", "plan"}, ExitOK, "--revision", ""},
 		{[]string{"nope"}, ExitFailed, "", `unknown command "nope"`},
 		{[]string{"--help"}, ExitOK, "plan", ""},
