@@ -7,6 +7,7 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
 )
 
@@ -18,9 +19,10 @@ func init() {
 	register(Command{
 		Name:    "plan",
 		Summary: "say whether a model can be exported, to which backends, and what every window costs",
-		Usage:   "MODEL [--revision R] [--backend B] [--json] [--config DIR]",
+		Usage:   "MODEL [--id ORG/NAME] [--revision R] [--backend B] [--json] [--config DIR]",
 		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
-			revision := fs.String("revision", "main", "Hub revision (branch, tag or commit)")
+			id := fs.String("id", "", "the Hub id a local MODEL folder holds (the name rules and the QNN registry go by it; default: the folder's name)")
+			revision := fs.String("revision", "main", "Hub revision (branch, tag or commit); an offline plan says it was not checked")
 			backend := fs.String("backend", "", "show one backend only: xnnpack, vulkan, qnn, mediatek or enn")
 			asJSON := fs.Bool("json", false, "print the plan as JSON")
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
@@ -33,7 +35,7 @@ func init() {
 					fmt.Fprintf(env.Stderr, "plan: unknown backend %q (xnnpack, vulkan, qnn, mediatek, enn)\n", *backend)
 					return ExitFailed
 				}
-				return runPlan(env, args[0], *revision, *backend, *cfgDir, *asJSON)
+				return runPlan(env, planRequest{ref: args[0], id: *id, revision: *revision, backend: *backend, cfgDir: *cfgDir, asJSON: *asJSON})
 			}
 		},
 	})
@@ -48,9 +50,15 @@ func knownBackend(b string) bool {
 	return false
 }
 
-func runPlan(env Env, ref, revision, backend, cfgDir string, asJSON bool) int {
+// planRequest is one plan command line.
+type planRequest struct {
+	ref, id, revision, backend, cfgDir string
+	asJSON                             bool
+}
+
+func runPlan(env Env, r planRequest) int {
 	maskTokens(env)
-	cfg, err := config.Load(cfgDir)
+	cfg, err := config.Load(r.cfgDir)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "plan: %v\n", err)
 		return ExitFailed
@@ -60,15 +68,15 @@ func runPlan(env Env, ref, revision, backend, cfgDir string, asJSON bool) int {
 		fmt.Fprintf(env.Stderr, "plan: %v\n", err)
 		return ExitFailed
 	}
-	src, offline, err := plan.Open(env.Ctx, ref, revision, hub)
+	src, offline, err := openPlanModel(env, r, hub)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "plan: %v\n", err)
 		return ExitFailed
 	}
-	p := plan.Build(cfg, src, backend)
+	p := plan.Build(cfg, src, r.backend)
 	p.Offline = offline
 	stepSummary(env, planSummary(p))
-	if asJSON {
+	if r.asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(p)
@@ -83,4 +91,17 @@ func runPlan(env Env, ref, revision, backend, cfgDir string, asJSON bool) int {
 		return ExitNotEligible
 	}
 	return ExitOK
+}
+
+// openPlanModel opens MODEL; --id names the Hub id a local folder holds, as for export,
+// and means nothing for a Hub id.
+func openPlanModel(env Env, r planRequest, hub plan.Hub) (*model.Source, bool, error) {
+	if r.id == "" {
+		return plan.Open(env.Ctx, r.ref, r.revision, hub)
+	}
+	if !plan.IsDir(r.ref) {
+		return nil, false, fmt.Errorf("--id names the Hub id a local model folder holds, and %s is not a folder", r.ref)
+	}
+	src, err := plan.OpenDir(env.Ctx, r.ref, r.id)
+	return src, false, err
 }

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func run(t *testing.T, args ...string) (int, string, string) {
@@ -34,17 +39,15 @@ func TestPlanCommand(t *testing.T) {
 	}
 	for _, tc := range tests {
 		code, out, errs := run(t, tc.args...)
-		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errs, tc.err) {
-			t.Errorf("%v: exit %d, want %d\nstdout: %s\nstderr: %s", tc.args, code, tc.code, out, errs)
-		}
+		assert.Equal(t, tc.code, code, "%v\nstdout: %s\nstderr: %s", tc.args, out, errs)
+		assert.Contains(t, out, tc.out, "%v", tc.args)
+		assert.Contains(t, errs, tc.err, "%v", tc.args)
 	}
 }
 
 func TestPlanJSONShape(t *testing.T) {
 	code, out, _ := run(t, "plan", "Qwen/Qwen3-1.7B", "--json", "--backend", "xnnpack")
-	if code != ExitOK {
-		t.Fatalf("exit %d", code)
-	}
+	require.Equal(t, ExitOK, code)
 	var p struct {
 		Model    string
 		Offline  bool
@@ -56,10 +59,72 @@ func TestPlanJSONShape(t *testing.T) {
 			} `json:"windows"`
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &p); err != nil {
-		t.Fatal(err)
+	require.NoError(t, json.Unmarshal([]byte(out), &p))
+	assert.True(t, p.Offline)
+	require.Len(t, p.Backends, 1)
+	require.Len(t, p.Backends[0].Windows, 5)
+	assert.Equal(t, int64(7_516_192_768), p.Backends[0].Windows[4].KVCacheBytes)
+}
+
+// modelFolder writes a local model folder called name holding Qwen3-0.6B's config.json with
+// edit applied (nil: unchanged), or raw bytes when edit is a string.
+func modelFolder(t *testing.T, name string, edit any) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	b, err := os.ReadFile(filepath.Join("..", "snapshot", "data", "Qwen__Qwen3-0.6B", "config.json"))
+	require.NoError(t, err)
+	switch e := edit.(type) {
+	case string:
+		b = []byte(e)
+	case map[string]any:
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(b, &m))
+		for k, v := range e {
+			m[k] = v
+		}
+		b, err = json.Marshal(m)
+		require.NoError(t, err)
 	}
-	if !p.Offline || len(p.Backends) != 1 || p.Backends[0].Windows[4].KVCacheBytes != 7_516_192_768 {
-		t.Errorf("plan = %+v", p)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644))
+	return dir
+}
+
+// Local folders and bad config.json files: a folder is judged by its own name unless --id
+// names the Hub id it holds, and a config.json no model can have is exit 2 naming the key.
+func TestPlanLocalFolders(t *testing.T) {
+	t.Setenv("EXE_EXPO_OFFLINE", "1")
+	plain := modelFolder(t, "weights", nil)
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"folder name without a size", []string{"plan", plain}, ExitNotEligible,
+			`the app reads the size from the name and "weights" has none; that is the local folder's name: pass --id ORG/NAME, the Hub id the folder holds`, ""},
+		{"folder with --id", []string{"plan", plain, "--id", "Qwen/Qwen3-0.6B"}, ExitOK, "Verdict: eligible for XNNPACK (CPU), Vulkan (GPU), Qualcomm QNN (HTP), MediaTek NeuroPilot (APU)", ""},
+		{"--id that is no Hub id", []string{"plan", plain, "--id", "weights"}, ExitFailed, "", `--id "weights" is not a Hugging Face model id (org/name)`},
+		{"--id with a Hub id", []string{"plan", "Qwen/Qwen3-1.7B", "--id", "Qwen/Qwen3-1.7B"}, ExitFailed, "", "--id names the Hub id a local model folder holds, and Qwen/Qwen3-1.7B is not a folder"},
+		{"config.json holding null", []string{"plan", modelFolder(t, "m", "null")}, ExitFailed, "", "config.json: not a JSON object: it holds null"},
+		{"vocab 10^16", []string{"plan", modelFolder(t, "m", map[string]any{"vocab_size": 10000000000000000})}, ExitFailed, "",
+			"config.json: vocab_size 10000000000000000 is outside 1..4194304"},
+		{"layers 2^62", []string{"plan", modelFolder(t, "m", map[string]any{"num_hidden_layers": 4611686018427387904})}, ExitFailed, "",
+			"config.json: num_hidden_layers 4611686018427387904 is outside 1..1024"},
+		{"KV heads", []string{"plan", modelFolder(t, "m", map[string]any{"num_key_value_heads": 3})}, ExitFailed, "",
+			"config.json: num_key_value_heads 3 does not divide num_attention_heads 16"},
+		{"offline revision", []string{"plan", "Qwen/Qwen3-1.7B", "--revision", "v1.0"}, ExitOK,
+			"Qwen/Qwen3-1.7B at v1.0 (not checked: the embedded snapshot is not tied to any revision)\n", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := run(t, tc.args...)
+			assert.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out, errs)
+			assert.Contains(t, out, tc.out)
+			assert.Contains(t, errs, tc.err)
+			if tc.code == ExitFailed {
+				assert.Empty(t, out, "a refused config prints no plan")
+			}
+		})
 	}
 }
