@@ -113,6 +113,7 @@ func TestParseConfigRefusesImpossibleNumbers(t *testing.T) {
 		{"layer_types kind", `{` + small + `,"layer_types":[1,2]}`, "layer_types", "is a list, not a list of layer kinds"},
 		{"text_config", `{"text_config":{` + small + `,"vocab_size":0}}`, "text_config.vocab_size", "0 is outside"},
 		{"full_attn_idxs", `{` + lfm2 + `"num_hidden_layers":2,"full_attn_idxs":[5]}`, "full_attn_idxs", "lists 5, not a layer index below num_hidden_layers 2"},
+		{"full_attn_idxs kind", `{` + lfm2 + `"full_attn_idxs":["x"]}`, "full_attn_idxs", `lists "x", not a layer index`},
 		{"ffn multiplier", `{` + lfm2 + `"num_hidden_layers":2,"block_ff_dim":12288,"block_ffn_dim_multiplier":1e6}`, "block_ffn_dim_multiplier", "is 1e6, not a number in (0, 16]"},
 		{"ffn rounding", `{` + lfm2 + `"num_hidden_layers":2,"block_ff_dim":12288,"block_multiple_of":0}`, "block_multiple_of", "0 is outside 1..65536"},
 		{"ffn width", `{` + lfm2 + `"num_hidden_layers":2,"block_ff_dim":1}`, "block_ff_dim", "gives a feed-forward width of 0"},

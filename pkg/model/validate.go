@@ -138,7 +138,10 @@ func (c *Config) checkFullAttention(layers int64, hasLayers bool) error {
 	}
 	for _, x := range idx {
 		i, ok := asInt(x)
-		if !ok || i < 0 || (hasLayers && i >= layers) {
+		switch {
+		case !ok || i < 0:
+			return c.errorf("full_attn_idxs", "lists %s, not a layer index", describe(x))
+		case hasLayers && i >= layers:
 			return c.errorf("full_attn_idxs", "lists %s, not a layer index below num_hidden_layers %d", describe(x), layers)
 		}
 	}
