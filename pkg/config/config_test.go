@@ -1,10 +1,14 @@
 package config
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func readRepoConfig(t *testing.T) ([]byte, []byte) {
@@ -54,8 +58,16 @@ func TestStrictErrors(t *testing.T) {
 		old, new   string
 		wantSubstr []string
 	}{
-		{"misspelt key", "  repo_suffix: -ExecuTorch", "  repo_sufix: -ExecuTorch", []string{"pipeline.yaml", "line 8", "hub.repo_sufix"}},
-		{"wrong type", "  limit_per_org: 1500 ", "  limit_per_org: many ", []string{"pipeline.yaml", "line 20", "watch.limit_per_org", "many"}},
+		{"misspelt key", "  repo_suffix: -ExecuTorch", "  repo_sufix: -ExecuTorch", []string{"config/pipeline.yaml: line 8: hub.repo_sufix: unknown key repo_sufix (misspelt, or in the wrong section?)"}},
+		{"wrong type", "  limit_per_org: 1500 ", "  limit_per_org: many ", []string{"config/pipeline.yaml: line 20: watch.limit_per_org: want a whole number, not `many`"}},
+		{"list for a number", "  limit_per_org: 1500 ", "  limit_per_org: [1, 2] ", []string{"line 20: watch.limit_per_org: want a whole number, not a list"}},
+		{"text for a list", "  tags: [executorch, android, on-device, openweights]", "  tags: executorch", []string{"line 10: hub.tags: want a list, not `executorch`"}},
+		{"text for a flag", "    embedding_hqq: false ", "    embedding_hqq: sometimes ", []string{"line 40: export.xnnpack.embedding_hqq: want true or false, not `sometimes`"}},
+		{"text for a mapping", "  org_families:\n    Qwen: [qwen3, qwen25]\n    google: [gemma3]\n    meta-llama: [llama32]\n    HuggingFaceTB: [smollm2, smollm3]\n",
+			"  org_families: all\n", []string{"line 15: watch.org_families: want a mapping, not `all`"}},
+		{"text for a family list", "    Qwen: [qwen3, qwen25]", "    Qwen: qwen3", []string{"line 16: watch.org_families.Qwen: want a list, not `qwen3`"}},
+		{"broken YAML", "hub:\n  # Output org", "hub: github\n  # Output org", []string{"config/pipeline.yaml: line 4: did not find expected key"}},
+		{"text for a fraction", "  max_nominal_billions: 4.0 ", "  max_nominal_billions: four ", []string{"watch.max_nominal_billions: want a number, not `four`"}},
 		{"impossible group size", "    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    group_size: 24\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"pipeline.yaml", "line 38", "export.xnnpack.group_size", "power of two"}},
 		{"unknown runner", "    runners: [arm-8, arm-16, arm-32]  # smallest first", "    runners: [arm-9]", []string{"line 41", "export.xnnpack.runners.0", "arm-9"}},
 		{"unknown chip", "    socs: [MT6991]", "    socs: [MT6999]", []string{"export.mediatek.socs.0", "MT6999"}},
@@ -66,18 +78,15 @@ func TestStrictErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			edited := strings.Replace(string(y), tc.old, tc.new, 1)
-			if edited == string(y) {
-				t.Fatalf("test edit %q did not apply", tc.old)
-			}
+			require.NotEqual(t, string(y), edited, "test edit %q did not apply", tc.old)
 			_, err := Parse("config/pipeline.yaml", []byte(edited), "config/versions.env", v)
-			if err == nil {
-				t.Fatal("no error")
-			}
+			require.Error(t, err)
 			for _, s := range tc.wantSubstr {
-				if !strings.Contains(err.Error(), s) {
-					t.Errorf("error %q does not contain %q", err, s)
-				}
+				assert.Contains(t, err.Error(), s)
 			}
+			assert.NotContains(t, err.Error(), "!!", "YAML tags")
+			assert.NotContains(t, err.Error(), "unmarshal")
+			assert.NotContains(t, err.Error(), "config.", "Go type names")
 		})
 	}
 }
@@ -102,5 +111,36 @@ func TestVersionsErrors(t *testing.T) {
 				t.Errorf("error = %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestLoadDirErrors: a missing file is named once, with the cause in words.
+func TestLoadDirErrors(t *testing.T) {
+	dir := t.TempDir()
+	_, err := LoadDir(dir)
+	require.Error(t, err)
+	path := filepath.Join(dir, PipelineFile)
+	assert.Equal(t, "read "+path+": no such file or directory", err.Error())
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+
+	y, _ := readRepoConfig(t)
+	require.NoError(t, os.WriteFile(path, y, 0o644))
+	_, err = LoadDir(dir)
+	require.Error(t, err)
+	assert.Equal(t, "read "+filepath.Join(dir, VersionsFile)+": no such file or directory", err.Error())
+}
+
+func TestTypeWords(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"cannot unmarshal !!str `x` into config.Hub", "want a mapping, not `x`"},
+		{"cannot unmarshal !!seq into string", "want text, not a list"},
+		{"cannot unmarshal !!map into []string", "want a list, not a mapping"},
+		{"cannot unmarshal !!str `soon` into time.Duration", "want a duration such as 90m, not `soon`"},
+		{"cannot unmarshal !!str `-1` into uint64", "want a whole number, not `-1`"},
+		{"field hubb not found in type config.Config", "unknown key hubb (misspelt, or in the wrong section?)"},
+		{"something else", "something else"},
+	}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, typeWords(tc.in), tc.in)
 	}
 }
