@@ -11,7 +11,7 @@ import (
 // BenchmarkSample measures one sample on this host: /proc/meminfo, the cgroup file and a
 // scan of /proc for the RSS of this test's own process group.
 func BenchmarkSample(b *testing.B) {
-	s := newSampler(time.Second, syscall.Getpgrp(), realFS)
+	s := newSampler(time.Second, syscall.Getpgrp(), realFS, systemClock{})
 	b.ReportAllocs()
 	for b.Loop() {
 		s.sample(time.Now())
@@ -20,7 +20,7 @@ func BenchmarkSample(b *testing.B) {
 
 // BenchmarkSampleNoGroup is a sample without the /proc scan (pgid 0).
 func BenchmarkSampleNoGroup(b *testing.B) {
-	s := newSampler(time.Second, 0, realFS)
+	s := newSampler(time.Second, 0, realFS, systemClock{})
 	b.ReportAllocs()
 	for b.Loop() {
 		s.sample(time.Now())

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
@@ -23,9 +22,12 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	fakeprog = filepath.Join(dir, "fakeprog")
+	// go test puts its own GOROOT/bin first in PATH, so this is the go that runs the tests.
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		fmt.Fprintln(os.Stderr, "build fakeprog: no go command in PATH:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
 	}
 	build := exec.Command(goTool, "build", "-o", fakeprog, "./internal/fakeprog")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr

@@ -46,6 +46,7 @@ type Sampler struct {
 	pageSize int64
 	cgroup   cgroupSource
 	hasCG    bool
+	clock    clock
 
 	mu  sync.Mutex
 	m   Memory
@@ -59,20 +60,20 @@ type Sampler struct {
 // StartSampler takes a first sample now and then one every interval (at least 10 ms)
 // until Stop. pgid selects the process group whose RSS is summed; 0 skips it.
 func StartSampler(every time.Duration, pgid int) *Sampler {
-	return startSampler(every, pgid, realFS)
+	return startSampler(every, pgid, realFS, systemClock{})
 }
 
-func startSampler(every time.Duration, pgid int, fs sysfs) *Sampler {
-	s := newSampler(every, pgid, fs)
-	s.sample(time.Now())
+func startSampler(every time.Duration, pgid int, fs sysfs, clk clock) *Sampler {
+	s := newSampler(every, pgid, fs, clk)
+	s.sample(clk.Now())
 	go s.loop()
 	return s
 }
 
-func newSampler(every time.Duration, pgid int, fs sysfs) *Sampler {
+func newSampler(every time.Duration, pgid int, fs sysfs, clk clock) *Sampler {
 	every = max(every, 10*time.Millisecond)
 	s := &Sampler{
-		every: every, pgid: pgid, fs: fs, pageSize: int64(os.Getpagesize()),
+		every: every, pgid: pgid, fs: fs, pageSize: int64(os.Getpagesize()), clock: clk,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	s.m.SampleEverySeconds = every.Seconds()
@@ -82,13 +83,13 @@ func newSampler(every time.Duration, pgid int, fs sysfs) *Sampler {
 
 func (s *Sampler) loop() {
 	defer close(s.done)
-	t := time.NewTicker(s.every)
-	defer t.Stop()
+	ticks, stop := s.clock.Ticker(s.every)
+	defer stop()
 	for {
 		select {
 		case <-s.stop:
 			return
-		case now := <-t.C:
+		case now := <-ticks:
 			s.sample(now)
 		}
 	}
@@ -99,7 +100,7 @@ func (s *Sampler) Stop() Memory {
 	s.once.Do(func() {
 		close(s.stop)
 		<-s.done
-		s.sample(time.Now())
+		s.sample(s.clock.Now())
 		if s.hasCG && s.cgroup.kind == "memory.peak" {
 			if v, err := readInt(s.cgroup.path); err == nil {
 				s.m.PeakCgroupBytes = &v

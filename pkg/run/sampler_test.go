@@ -3,46 +3,49 @@ package run
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 const mib = 1 << 20
 
-// TestSamplerSeesChildAllocation runs a child that makes 300 MiB resident and holds it,
-// then checks both RSS figures against what it really allocated.
+// TestSamplerSeesChildAllocation runs a child that makes 300 MiB resident and holds it
+// until the sampler has ticked twice, then checks both RSS figures against what it really
+// allocated. The ticks come from the test, so the count of samples is exact: the first at
+// start, two ticks, the last at Stop.
 func TestSamplerSeesChildAllocation(t *testing.T) {
 	const alloc = 300
+	t0 := time.Date(2026, 9, 13, 13, 44, 16, 0, time.UTC)
+	clk, g := newFakeClock(t0), newGates(t)
+	out := &hookWriter{hook: func(line string) {
+		if line == fmt.Sprintf("[hungry] allocated %d MiB", alloc) {
+			clk.Tick()
+			clk.Tick() // taken only once the first tick's sample is done
+			g.open("sampled")
+		}
+	}}
 	res, err := Tool(context.Background(), Spec{
-		Name: "hungry", Argv: fake(fmt.Sprintf("alloc:%d", alloc), "s:1s"), Output: io.Discard,
-		SampleEvery: 50 * time.Millisecond,
+		Name: "hungry", Argv: fake(fmt.Sprintf("alloc:%d", alloc), g.wait("sampled")), Output: out,
+		Mode: LogPrefixed, SampleEvery: 50 * time.Millisecond, clock: clk,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m := res.Memory
 	for name, got := range map[string]int64{"sampled tree RSS": m.PeakRSSTreeBytes, "ru_maxrss": res.MaxRSSBytes} {
-		if got < alloc*mib || got > (alloc+150)*mib {
-			t.Errorf("%s = %d MiB, want between %d and %d MiB", name, got/mib, alloc, alloc+150)
-		}
+		assert.GreaterOrEqual(t, got, int64(alloc*mib), name)
+		assert.LessOrEqual(t, got, int64((alloc+150)*mib), name)
 	}
-	if m.Samples < 10 {
-		t.Errorf("Samples = %d in over a second at 50 ms", m.Samples)
-	}
-	if m.SampleEverySeconds != 0.05 {
-		t.Errorf("SampleEverySeconds = %v", m.SampleEverySeconds)
-	}
-	if m.PeakMemUsedBytes < alloc*mib || m.PeakInUseBytes < m.PeakMemUsedBytes || m.MinMemAvailableBytes <= 0 {
-		t.Errorf("host figures = %+v", m)
-	}
-	at, err := time.Parse(TimeFormat, m.PeakInUseAt)
-	if err != nil || at.Before(time.Now().Add(-time.Minute)) || at.After(time.Now()) {
-		t.Errorf("PeakInUseAt = %q (%v)", m.PeakInUseAt, err)
-	}
+	assert.Equal(t, 4, m.Samples)
+	assert.Equal(t, 0.05, m.SampleEverySeconds)
+	assert.GreaterOrEqual(t, m.PeakMemUsedBytes, int64(alloc*mib))
+	assert.GreaterOrEqual(t, m.PeakInUseBytes, m.PeakMemUsedBytes)
+	assert.Positive(t, m.MinMemAvailableBytes)
+	assert.Equal(t, "2026-09-13T13:44:16Z", m.PeakInUseAt, "every sample is stamped by the run's clock")
 }
 
 // writeTree writes files (path → content) under a new temporary root.
@@ -83,7 +86,7 @@ func TestSamplerPeaks(t *testing.T) {
 		"cgroup/memory/memory.usage_in_bytes": "7\n",
 	})
 	fs := sysfs{proc: filepath.Join(root, "proc"), cgroup: filepath.Join(root, "cgroup")}
-	s := newSampler(time.Second, 100, fs)
+	s := newSampler(time.Second, 100, fs, systemClock{})
 	page := s.pageSize
 	t0 := time.Date(2026, 9, 13, 13, 44, 16, 0, time.UTC)
 	steps := []struct {
@@ -166,15 +169,16 @@ func TestSamplerReadsMemoryPeakAtStop(t *testing.T) {
 	root := writeTree(t, map[string]string{
 		"proc/meminfo": meminfoText(1000, 500, 0, 0), "proc/self/cgroup": "0::/\n", "cgroup/memory.peak": "4242\n",
 	})
-	s := startSampler(10*time.Millisecond, 0, sysfs{proc: filepath.Join(root, "proc"), cgroup: filepath.Join(root, "cgroup")})
-	os.WriteFile(filepath.Join(root, "cgroup/memory.peak"), []byte("5151\n"), 0o644)
+	clk := newFakeClock(time.Date(2026, 9, 13, 13, 44, 16, 0, time.UTC))
+	s := startSampler(10*time.Millisecond, 0, sysfs{proc: filepath.Join(root, "proc"), cgroup: filepath.Join(root, "cgroup")}, clk)
+	clk.Tick()
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cgroup/memory.peak"), []byte("5151\n"), 0o644))
 	m := s.Stop()
-	if m.PeakCgroupBytes == nil || *m.PeakCgroupBytes != 5151 || m.CgroupSource != "memory.peak" {
-		t.Errorf("cgroup = %v %q", m.PeakCgroupBytes, m.CgroupSource)
-	}
-	if again := s.Stop(); again.Samples != m.Samples {
-		t.Errorf("second Stop sampled again: %d vs %d", again.Samples, m.Samples)
-	}
+	require.NotNil(t, m.PeakCgroupBytes)
+	assert.Equal(t, int64(5151), *m.PeakCgroupBytes, "memory.peak is read at Stop")
+	assert.Equal(t, "memory.peak", m.CgroupSource)
+	assert.Equal(t, 3, m.Samples, "one at start, one tick, one at Stop")
+	assert.Equal(t, m.Samples, s.Stop().Samples, "a second Stop sampled again")
 }
 
 func TestMeminfoErrors(t *testing.T) {

@@ -76,6 +76,9 @@ type Spec struct {
 	ProgressEvery time.Duration
 	// Stages are the log-line rules that time the tool's stages (StagesXNNPACK, ...).
 	Stages []StageRule
+
+	// clock is nil for the system clock; the package's tests set their own.
+	clock clock
 }
 
 // EnvFrom copies the named variables from this process's environment, for the few a tool
@@ -146,6 +149,13 @@ func (s Spec) progressEvery() time.Duration {
 		return DefaultProgressEvery
 	}
 	return s.ProgressEvery
+}
+
+func (s Spec) clockOrSystem() clock {
+	if s.clock != nil {
+		return s.clock
+	}
+	return systemClock{}
 }
 
 func (s Spec) output() io.Writer {

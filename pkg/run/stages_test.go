@@ -1,14 +1,17 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"io"
-	"math"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func testSink(out io.Writer, clock *stageClock) *lineSink {
@@ -100,16 +103,16 @@ func TestStageClock(t *testing.T) {
 	}
 }
 
-// TestDefaultStageRules drives each backend's rule set with a stand-in that prints the
-// lines the real tool prints (docs/research/run.md), with known pauses between them.
+// TestDefaultStageRules feeds each backend's rule set the lines the real tool prints
+// (docs/research/run.md), byte for byte as the stand-in writes them, on a clock that moves
+// only at the script's pauses: every figure is exact.
 func TestDefaultStageRules(t *testing.T) {
 	const info = "p:[INFO 2026-12-02 10:00:00,000 x.py:1] "
 	tests := []struct {
 		name  string
 		rules []StageRule
 		steps []string
-		want  map[string]float64 // stage → seconds
-		count map[string]int
+		want  Timings
 	}{
 		{
 			name:  "xnnpack export_llm",
@@ -122,7 +125,10 @@ func TestDefaultStageRules(t *testing.T) {
 				info + "Required memory for activation in bytes: [0, 1048576]", "s:200ms",
 				info + "Saved exported program to /work/out/Qwen3-0.6B-8da4w-2k.pte", "s:300ms",
 			},
-			want: map[string]float64{"load": 0.3, "quantize": 0.6, "export": 0.3, "lower": 0.9, "save": 0.2, "other": 0.3},
+			want: Timings{TotalSeconds: 2.6, Stages: []StageTime{
+				{"load", 0.3, 0.115, 1}, {"quantize", 0.6, 0.231, 1}, {"export", 0.3, 0.115, 1},
+				{"lower", 0.9, 0.346, 1}, {"save", 0.2, 0.077, 1}, {"other", 0.3, 0.115, 0},
+			}},
 		},
 		{
 			name:  "qnn llama.py",
@@ -137,56 +143,98 @@ func TestDefaultStageRules(t *testing.T) {
 				info + "HybridTextDecoder::compile completed in 0.8s", info + "MultiModalManager::compile completed in 0.8s",
 				"s:200ms", "p:Finish compile_only and save to /work/artifact",
 			},
-			want:  map[string]float64{"load": 0.3, "quantize": 0.6, "calibration": 0.8, "htp_compile": 0.8, "other": 0.4},
-			count: map[string]int{"quantize": 2, "calibration": 1},
+			// quantize is the 0.3 s before calibration and the 0.3 s after it.
+			want: Timings{TotalSeconds: 2.9, Stages: []StageTime{
+				{"load", 0.3, 0.103, 1}, {"quantize", 0.6, 0.207, 2}, {"calibration", 0.8, 0.276, 1},
+				{"htp_compile", 0.8, 0.276, 1}, {"other", 0.4, 0.138, 0},
+			}},
 		},
 		{
 			name:  "mediatek export script",
 			rules: StagesMediaTek,
 			steps: append(append([]string{"s:200ms", "p:Preparing Model Calibration Inputs...", "s:400ms"},
 				mtkChunk("0")...), mtkChunk("1")...),
-			want:  map[string]float64{"load": 0.2, "calibration_inputs": 0.4, "aten_export": 0.8, "calibration": 0.6, "lowering": 0.6, "other": 0.2},
-			count: map[string]int{"calibration": 2, "lowering": 2, "aten_export": 4},
+			// Per chunk: aten_export 0.2 s before calibration and 0.2 s after, calibration
+			// 0.3 s from its first redraw, lowering 0.3 s, 0.1 s after the Dest line.
+			want: Timings{TotalSeconds: 2.8, Stages: []StageTime{
+				{"load", 0.2, 0.071, 1}, {"calibration_inputs", 0.4, 0.143, 1}, {"aten_export", 0.8, 0.286, 4},
+				{"calibration", 0.6, 0.214, 2}, {"lowering", 0.6, 0.214, 2}, {"other", 0.2, 0.071, 0},
+			}},
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel() // the scripts mostly sleep
-			res, err := Tool(context.Background(), Spec{
-				Name: "stages", Argv: fake(tc.steps...), Output: io.Discard, SampleEvery: -1, Stages: tc.rules,
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sum, shares float64
-			for _, st := range res.Timings.Stages {
-				sum += st.Seconds
-				shares += st.Share
-			}
-			for stage, want := range tc.want {
-				got, ok := res.Timings.Stage(stage)
-				if !ok {
-					t.Errorf("no stage %q in %+v", stage, res.Timings)
-					continue
-				}
-				// Sleeps only lengthen; allow for rounding and a slow scheduler.
-				if got.Seconds < want-0.1 || got.Seconds > want+0.35 {
-					t.Errorf("%s = %.1f s, want about %.1f s (%+v)", stage, got.Seconds, want, res.Timings)
-				}
-			}
-			for stage, want := range tc.count {
-				if got, _ := res.Timings.Stage(stage); got.Count != want {
-					t.Errorf("%s opened %d times, want %d", stage, got.Count, want)
-				}
-			}
-			if len(res.Timings.Stages) != len(tc.want) {
-				t.Errorf("stages = %+v, want exactly %v", res.Timings.Stages, tc.want)
-			}
-			if math.Abs(sum-res.Timings.TotalSeconds) > 0.1*float64(len(res.Timings.Stages)) || math.Abs(shares-1) > 0.01 {
-				t.Errorf("stages add to %.1f s (share %.3f), total %.1f s", sum, shares, res.Timings.TotalSeconds)
-			}
+			assert.Empty(t, cmp.Diff(tc.want, play(t, tc.rules, tc.steps)), "timings (-want +got)")
 		})
 	}
+}
+
+// play writes what fakeprog would print for steps into a line sink, one write per step,
+// with the clock moved on by each "s:" step instead of sleeping, and returns the timings.
+func play(t *testing.T, rules []StageRule, steps []string) Timings {
+	t.Helper()
+	t0 := time.Date(2026, 9, 12, 10, 0, 0, 0, time.UTC)
+	now := t0
+	s := testSink(io.Discard, newStageClock(rules, t0))
+	s.now = func() time.Time { return now }
+	for _, step := range steps {
+		op, arg, _ := strings.Cut(step, ":")
+		switch op {
+		case "p", "e":
+			s.Write([]byte(arg + "\n"))
+		case "r":
+			s.Write([]byte("\r" + arg))
+		case "n":
+			s.Write([]byte("\n"))
+		case "s":
+			d, err := time.ParseDuration(arg)
+			require.NoError(t, err, step)
+			now = now.Add(d)
+		default:
+			require.FailNow(t, "unknown step", step)
+		}
+	}
+	s.close()
+	return s.clock.finish(now)
+}
+
+// TestToolTimesLinesOnArrival runs a stand-in through Tool on a clock the test moves when
+// it reads each line, while the stand-in waits: each line is timed when it arrives, not
+// when the tool exits, and the transcript carries the same instants.
+func TestToolTimesLinesOnArrival(t *testing.T) {
+	t0 := time.Date(2026, 9, 12, 10, 0, 0, 0, time.UTC)
+	clk, g := newFakeClock(t0), newGates(t)
+	steps := map[string]struct {
+		advance time.Duration
+		release string
+	}{
+		"[stages] starting": {200 * time.Millisecond, "a"},
+		"[stages] Preparing Model Calibration Inputs...": {400 * time.Millisecond, "b"},
+		"[stages] Exporting Chunk 0 to PTE":              {800 * time.Millisecond, "c"},
+	}
+	out := &hookWriter{hook: func(line string) {
+		if st, ok := steps[line]; ok {
+			clk.Advance(st.advance)
+			g.open(st.release)
+		}
+	}}
+	var transcript bytes.Buffer
+	res, err := Tool(context.Background(), Spec{
+		Name: "stages", Argv: fake("p:starting", g.wait("a"), "p:Preparing Model Calibration Inputs...", g.wait("b"),
+			"p:Exporting Chunk 0 to PTE", g.wait("c")),
+		Env: []string{"PYTHONUNBUFFERED=1"}, Output: out, Transcript: &transcript, Mode: LogPrefixed,
+		SampleEvery: -1, Stages: StagesMediaTek, clock: clk,
+	})
+	require.NoError(t, err)
+	want := Timings{TotalSeconds: 1.4, Stages: []StageTime{
+		{"load", 0.2, 0.143, 1}, {"calibration_inputs", 0.4, 0.286, 1}, {"aten_export", 0.8, 0.571, 1}, {"other", 0, 0, 0},
+	}}
+	assert.Empty(t, cmp.Diff(want, res.Timings), "timings (-want +got)")
+	assert.Equal(t, 1.4, res.Seconds)
+	assert.Equal(t, "2026-09-12T10:00:00Z", res.StartedAt)
+	assert.Equal(t, "2026-09-12T10:00:00.000Z starting\n"+
+		"2026-09-12T10:00:00.200Z Preparing Model Calibration Inputs...\n"+
+		"2026-09-12T10:00:00.600Z Exporting Chunk 0 to PTE\n", transcript.String())
 }
 
 // mtkChunk is what qwen.py prints for one chunk (ExecuTorch v1.4.0, export_to_et_ir).

@@ -53,11 +53,13 @@ func Tool(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return res, fmt.Errorf("run %s: %w", spec.Name, err)
 	}
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	clk := spec.clockOrSystem()
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	if spec.Timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, spec.Timeout)
+		stop := clk.AfterFunc(spec.Timeout, func() { cancel(errTimedOut) })
+		defer stop()
 	}
-	defer cancel()
 
 	out := safeWriter{spec.output()}
 	frame := newFrame(spec, out)
@@ -65,7 +67,7 @@ func Tool(ctx context.Context, spec Spec) (Result, error) {
 	defer frame.close()
 	sink := newSink(spec, out, frame.grouped)
 	cmd := command(runCtx, path, spec, sink)
-	start := time.Now()
+	start := clk.Now()
 	sink.clock = newStageClock(spec.Stages, start)
 	if err := cmd.Start(); err != nil {
 		return res, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Argv[0], err)
@@ -73,10 +75,10 @@ func Tool(ctx context.Context, spec Spec) (Result, error) {
 	res.StartedAt = start.UTC().Format(TimeFormat)
 	var sampler *Sampler
 	if spec.sampleEvery() > 0 {
-		sampler = StartSampler(spec.sampleEvery(), cmd.Process.Pid)
+		sampler = startSampler(spec.sampleEvery(), cmd.Process.Pid, realFS, clk)
 	}
 	waitErr := cmd.Wait()
-	end := time.Now()
+	end := clk.Now()
 	// Whatever the group left behind (a daemon, a worker) goes with the tool.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	sink.close()
@@ -90,7 +92,7 @@ func Tool(ctx context.Context, spec Spec) (Result, error) {
 func newSink(spec Spec, out io.Writer, grouped bool) *lineSink {
 	s := &lineSink{
 		out: out, secrets: spec.Secrets, tail: newTail(spec.tailLines()),
-		now: time.Now, progressEvery: spec.progressEvery(),
+		now: spec.clockOrSystem().Now, progressEvery: spec.progressEvery(),
 	}
 	if spec.Transcript != nil {
 		s.transcript = safeWriter{spec.Transcript}
@@ -126,6 +128,9 @@ func command(ctx context.Context, path string, spec Spec, sink io.Writer) *exec.
 	return cmd
 }
 
+// errTimedOut is the cause Tool cancels its run with when Spec.Timeout passes.
+var errTimedOut = errors.New("timed out")
+
 // classify turns Wait's error into the package's typed errors. A tool that exited 0 has
 // succeeded even if the context ended a moment later.
 func classify(spec Spec, ctx, runCtx context.Context, waitErr error, res Result) error {
@@ -135,7 +140,7 @@ func classify(spec Spec, ctx, runCtx context.Context, waitErr error, res Result)
 	if ctx.Err() != nil {
 		return fmt.Errorf("run %s: stopped: %w", spec.Name, ctx.Err())
 	}
-	if runCtx.Err() != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+	if errors.Is(context.Cause(runCtx), errTimedOut) {
 		return &TimeoutError{Tool: spec.Name, Timeout: spec.Timeout, Tail: res.Tail}
 	}
 	var ee *exec.ExitError

@@ -6,6 +6,8 @@
 //	r:TEXT     write "\r" + TEXT to stderr without a newline (a progress bar redraw)
 //	n          write a newline to stderr (a progress bar closing)
 //	s:DUR      sleep DUR (time.ParseDuration)
+//	w:PATH     wait until PATH exists (the test creates it when it has seen the lines
+//	           before), so a test orders the tool's steps after its own by events, not sleeps
 //	alloc:MIB  allocate MIB MiB and write to every page, so it is resident
 //	child:DUR  start a copy of itself sleeping DUR and print "child <pid>"
 //	env:KEY    print KEY=<value> or KEY unset
@@ -51,6 +53,8 @@ func do(op, arg string) error {
 			return err
 		}
 		time.Sleep(d)
+	case "w":
+		return waitFor(arg)
 	case "alloc":
 		mib, err := strconv.Atoi(arg)
 		if err != nil {
@@ -84,4 +88,17 @@ func do(op, arg string) error {
 		return fmt.Errorf("unknown step %q", op)
 	}
 	return nil
+}
+
+// waitFor polls for path. The limit only ends a test whose release never comes; a test
+// that releases its tool does so as soon as it has read the line before.
+func waitFor(path string) error {
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return fmt.Errorf("%s did not appear within a minute", path)
 }
