@@ -193,7 +193,7 @@ func (s *Server) readCommit(body io.Reader) (commitHeader, []pendingOp, error) {
 			break
 		}
 		if err != nil {
-			return header, nil, fmt.Errorf("Invalid NDJSON line %d: %v", i+1, err)
+			return header, nil, fmt.Errorf("invalid NDJSON line %d: %v", i+1, err)
 		}
 		if i == 0 {
 			if line.Key != "header" {
