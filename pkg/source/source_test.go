@@ -92,7 +92,9 @@ func TestUnreachableFallsBackFast(t *testing.T) {
 	if err != nil || !offline || !strings.Contains(src.Origin, "embedded snapshot") || !strings.Contains(src.Origin, "could not be reached") {
 		t.Fatalf("open: %+v %v %v", src, offline, err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// Waiting out the client's default retries (1+2+4+8+8 s) would take 23 s; a refused
+	// dial answers at once, so 15 s only fails on that bug, however loaded the machine.
+	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("fallback took %s", d)
 	}
 }
