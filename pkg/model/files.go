@@ -33,7 +33,7 @@ func (d Dir) ReadFile(_ context.Context, name string) ([]byte, error) {
 	}
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", p, err)
+		return nil, fmt.Errorf("read %s: %w", p, bare(err))
 	}
 	return b, nil
 }
@@ -46,15 +46,25 @@ func (d Dir) ReadRange(_ context.Context, name string, off, length int64) ([]byt
 	}
 	f, err := os.Open(p)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", p, err)
+		return nil, fmt.Errorf("read %s: %w", p, bare(err))
 	}
 	defer f.Close()
 	buf := make([]byte, length)
 	n, err := f.ReadAt(buf, off)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("read %s at %d: %w", p, off, err)
+		return nil, fmt.Errorf("read %s at byte %d: %w", p, off, bare(err))
 	}
 	return buf[:n], nil
+}
+
+// bare drops the operation and path an *fs.PathError repeats, so an error names the file
+// once; the cause (and so errors.Is(err, fs.ErrNotExist)) is kept.
+func bare(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // path refuses names that would leave the folder.
