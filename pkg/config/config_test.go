@@ -71,7 +71,7 @@ func TestStrictErrors(t *testing.T) {
 		{"impossible group size", "    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    group_size: 24\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"pipeline.yaml", "line 38", "export.xnnpack.group_size", "power of two"}},
 		{"unknown runner", "    runners: [arm-8, arm-16, arm-32]  # smallest first", "    runners: [arm-9]", []string{"line 41", "export.xnnpack.runners.0", "arm-9"}},
 		{"unknown chip", "    socs: [MT6991]", "    socs: [MT6999]", []string{"export.mediatek.socs.0", "MT6999"}},
-		{"qmode without size model", "    qmode: 8da4w\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    qmode: int8\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"line 37", "export.xnnpack.qmode", "no size model"}},
+		{"qmode without size model", "    qmode: 8da4w\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    qmode: int8\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"line 37", "export.xnnpack.qmode", `"int8" has no size model (8da4w or fp32)`}},
 		{"duplicate window", "context_tiers: [32768, 16384, 8192, 4096, 2048]", "context_tiers: [32768, 16384, 8192, 4096, 4096]", []string{"export.context_tiers.4", "twice"}},
 		{"runners out of order", "    runners: [x64-8, x64-16, x64-32]\n  mediatek:", "    runners: [x64-32, x64-8]\n  mediatek:", []string{"export.qnn.runners.1", "smallest first"}},
 	}

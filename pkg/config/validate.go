@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,8 +84,16 @@ var (
 	runnerLabel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 	embQuant    = regexp.MustCompile(`^(4|8),\d+$`)
 	mtkPrec     = map[string]bool{"A16W16": true, "A16W8": true, "A16W4": true, "A8W8": true, "A8W4": true}
-	qmodes      = map[string]bool{"8da4w": true, "fp32": true}
 )
+
+// QModes are the qmodes the XNNPACK and Vulkan recipes know, in the order messages list
+// them. This is the one list: pipeline.yaml's qmode and export's override are checked
+// against it, and sizing has a size model for each (its tests hold it to this list), so
+// a qmode that one accepts the others can size.
+func QModes() []string { return []string{"8da4w", "fp32"} }
+
+// KnownQMode reports whether qmode is one of QModes.
+func KnownQMode(qmode string) bool { return slices.Contains(QModes(), qmode) }
 
 func (c *Config) validate(root *yaml.Node) error {
 	v := &validator{root: root}
@@ -142,7 +151,7 @@ func (c *Config) validateExport(v *validator) {
 		r    LLMRecipe
 	}{{"xnnpack", e.XNNPACK}, {"vulkan", e.Vulkan}} {
 		p := "export." + r.name
-		v.check(qmodes[r.r.QMode], p+".qmode", "%q has no size model (8da4w or fp32)", r.r.QMode)
+		v.check(KnownQMode(r.r.QMode), p+".qmode", "%q has no size model (%s)", r.r.QMode, strings.Join(QModes(), " or "))
 		v.check(r.r.GroupSize > 0 && r.r.GroupSize&(r.r.GroupSize-1) == 0, p+".group_size", "%d is not a power of two", r.r.GroupSize)
 		v.check(embQuant.MatchString(r.r.EmbeddingQuantize), p+".embedding_quantize", "%q is not \"<bits>,<group>\" with 4 or 8 bits", r.r.EmbeddingQuantize)
 		c.checkRunners(v, p+".runners", r.r.Runners)

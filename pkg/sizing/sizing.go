@@ -32,15 +32,23 @@ func (m Model) MaskBytes(window int) int64 {
 	return mul(m.Arch.AttentionLayers(), int64(window), int64(window))
 }
 
+// linearBytes and vulkanLinearBytes are the bytes per linear parameter of each qmode in
+// the XNNPACK and Vulkan files. Their keys are config.QModes, the one list of known
+// qmodes (TestSizeModelPerQMode holds them to it).
+var (
+	linearBytes       = map[string]float64{"8da4w": Linear8da4w, "fp32": LinearFP32}
+	vulkanLinearBytes = map[string]float64{"8da4w": VulkanLinear8da4w, "fp32": LinearFP32}
+)
+
 // LinearBytesPerParam is the size model of a qmode.
-func LinearBytesPerParam(qmode string) (float64, error) {
-	switch qmode {
-	case "8da4w":
-		return Linear8da4w, nil
-	case "fp32":
-		return LinearFP32, nil
+func LinearBytesPerParam(qmode string) (float64, error) { return perParam(linearBytes, qmode) }
+
+func perParam(table map[string]float64, qmode string) (float64, error) {
+	b, ok := table[qmode]
+	if !ok {
+		return 0, fmt.Errorf("no size model for qmode %q", qmode)
 	}
-	return 0, fmt.Errorf("no size model for qmode %q", qmode)
+	return b, nil
 }
 
 func (m Model) ropeBytes() float64 {
@@ -65,11 +73,9 @@ func (m Model) PTEBytesXNNPACK(qmode string, window int) (int64, error) {
 
 // PTEBytesVulkan estimates the Vulkan delegate's file (fp32 scales and zeros per group).
 func (m Model) PTEBytesVulkan(qmode string, window int) (int64, error) {
-	bpl := VulkanLinear8da4w
-	if qmode == "fp32" {
-		bpl = LinearFP32
-	} else if qmode != "8da4w" {
-		return 0, fmt.Errorf("no size model for qmode %q", qmode)
+	bpl, err := perParam(vulkanLinearBytes, qmode)
+	if err != nil {
+		return 0, err
 	}
 	a := m.Arch
 	perToken := float64(a.HeadDim)*m.ropeBytes() + float64(a.AttentionLayers()*a.HeadDim)*VulkanWindowPerLayerDim

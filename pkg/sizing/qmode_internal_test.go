@@ -1,0 +1,35 @@
+package sizing
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+)
+
+// TestSizeModelPerQMode holds the size model to config.QModes, the one list of known
+// qmodes: every qmode pipeline.yaml and export accept has a size per backend, and sizing
+// knows no qmode the others would refuse.
+func TestSizeModelPerQMode(t *testing.T) {
+	for name, table := range map[string]map[string]float64{"xnnpack": linearBytes, "vulkan": vulkanLinearBytes} {
+		assert.ElementsMatch(t, config.QModes(), slices.Collect(maps.Keys(table)), name)
+	}
+	var m Model
+	m.Arch.Layers, m.Arch.KVHeads, m.Arch.HeadDim = 2, 2, 64
+	for _, q := range config.QModes() {
+		b, err := LinearBytesPerParam(q)
+		assert.NoError(t, err, q)
+		assert.Positive(t, b, q)
+		_, err = m.PTEBytesVulkan(q, 2048)
+		assert.NoError(t, err, q)
+	}
+	for _, q := range []string{"int8", "", "FP32"} {
+		_, err := m.PTEBytesXNNPACK(q, 2048)
+		assert.EqualError(t, err, `no size model for qmode "`+q+`"`)
+		_, err = m.PTEBytesVulkan(q, 2048)
+		assert.EqualError(t, err, `no size model for qmode "`+q+`"`)
+	}
+}
