@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
@@ -181,11 +181,11 @@ func (o *Options) collect(r *recipe.Recipe, rep *report.Report) error {
 			return err
 		}
 		dst := filepath.Join(o.Out, filepath.FromSlash(out.To))
-		f, err := report.Place(from, dst)
+		d, err := fileutil.Place(from, dst, fileutil.Move)
 		if err != nil {
 			return err
 		}
-		f.Path = out.To
+		f := report.File{Path: out.To, Bytes: d.Bytes, SHA256: d.SHA256}
 		rep.Files = append(rep.Files, f)
 		if out.Bytes > 0 && f.Bytes != out.Bytes {
 			return fmt.Errorf("%s has %d bytes, vocab × hidden × 4 is %d", out.To, f.Bytes, out.Bytes)
@@ -237,7 +237,7 @@ func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
 	if rep.Backend == "xnnpack" || rep.Backend == "vulkan" {
 		for _, tk := range []string{"tokenizer.json", "tokenizer.model"} {
 			if _, err := os.Stat(filepath.Join(dir, tk)); err == nil {
-				if err := copyFile(filepath.Join(dir, tk), filepath.Join(o.Out, tk)); err != nil {
+				if _, err := fileutil.Place(filepath.Join(dir, tk), filepath.Join(o.Out, tk), fileutil.Copy); err != nil {
 					return err
 				}
 				rep.Tokenizer = tk
@@ -257,38 +257,10 @@ func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
 		if e.IsDir() || !(strings.HasPrefix(n, "license") || strings.HasPrefix(n, "use_policy") || strings.HasPrefix(n, "notice")) {
 			continue
 		}
-		if err := copyFile(filepath.Join(dir, e.Name()), filepath.Join(o.Out, e.Name())); err != nil {
+		if _, err := fileutil.Place(filepath.Join(dir, e.Name()), filepath.Join(o.Out, e.Name()), fileutil.Copy); err != nil {
 			return err
 		}
 		rep.Source.LicenseFiles = append(rep.Source.LicenseFiles, e.Name())
-	}
-	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return report.FileError("open", src, err)
-	}
-	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return report.FileError("create", filepath.Dir(dst), err)
-	}
-	tmp := dst + ".part"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return report.FileError("create", tmp, err)
-	}
-	_, err = io.Copy(out, in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, dst)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return report.FileError("copy "+src+" to", dst, err)
 	}
 	return nil
 }

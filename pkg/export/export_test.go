@@ -16,6 +16,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/export"
 	"github.com/experimentalmachines/exe-expo/pkg/export/exporttest"
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
 )
@@ -71,7 +72,7 @@ func TestXNNPACKExport(t *testing.T) {
 	if len(r.Files) != 1 || r.Files[0].Path != "xnnpack/Qwen3-1.7B-8da4w-4k.pte" {
 		t.Fatalf("files = %+v", r.Files)
 	}
-	f, err := report.HashFile(filepath.Join(o.Out, "xnnpack", "Qwen3-1.7B-8da4w-4k.pte"))
+	f, err := fileutil.Hash(filepath.Join(o.Out, "xnnpack", "Qwen3-1.7B-8da4w-4k.pte"))
 	if err != nil || f.SHA256 != r.Files[0].SHA256 || f.Bytes != r.Files[0].Bytes || r.Estimates.PTEBytesActual != f.Bytes {
 		t.Errorf("hash %+v vs report %+v (%v)", f, r.Files[0], err)
 	}

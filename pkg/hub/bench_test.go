@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 )
@@ -39,10 +40,11 @@ func BenchmarkUpload(b *testing.B) {
 		dir := envOr("EXE_EXPO_HUB_BENCH_DIR", b.TempDir())
 		file := filepath.Join(dir, fmt.Sprintf("bench-%dMiB.pte", mib))
 		makeRandomFile(b, file, int64(mib)<<20)
-		sha, _, err := hub.HashFile(file)
+		digest, err := fileutil.Hash(file)
 		if err != nil {
 			b.Fatal(err)
 		}
+		sha := digest.SHA256
 		clients := []struct {
 			name string
 			cmd  func(url string) *exec.Cmd

@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
 
 // CommitFile is one file to add or replace. Give LocalPath for anything large: it is
@@ -151,19 +155,23 @@ func (f CommitFile) sample() ([]byte, error) {
 	return buf[:n], nil
 }
 
-// sha256Hex returns the known sha256 or computes it once.
+// sha256Hex returns the known sha256 (the export report carries it, see fileutil.Hash) or
+// computes it once.
 func (f *CommitFile) sha256Hex() (string, error) {
 	if f.SHA256 != "" {
 		return strings.ToLower(f.SHA256), nil
 	}
-	if f.LocalPath != "" {
-		sha, _, err := HashFile(f.LocalPath)
-		f.SHA256 = sha
-		return sha, err
+	if f.LocalPath == "" {
+		sum := sha256.Sum256(f.Content)
+		f.SHA256 = hex.EncodeToString(sum[:])
+		return f.SHA256, nil
 	}
-	sha, _, err := hashReader(strings.NewReader(string(f.Content)))
-	f.SHA256 = sha
-	return sha, err
+	d, err := fileutil.Hash(f.LocalPath) // its errors name the file
+	if err != nil {
+		return "", err
+	}
+	f.SHA256 = d.SHA256
+	return f.SHA256, nil
 }
 
 type preuploadFile struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 )
@@ -62,7 +63,8 @@ func TestCommit(t *testing.T) {
 	basic := pattern(300<<10, 2)   // one PUT (a .pte goes to LFS by name)
 	tok := []byte(`{"model": {"type": "BPE"}}`)
 	multiPath := writeFile(t, "model.pte", multi)
-	sha, size := must2(hub.HashFile(multiPath))(t)
+	digest := must(fileutil.Hash(multiPath))(t)
+	sha, size := digest.SHA256, digest.Bytes
 	req := hub.CommitRequest{
 		Repo: "org/pub", Summary: "xnnpack 4k: org/src@abc", ParentCommit: parent,
 		Add: []hub.CommitFile{
@@ -237,15 +239,5 @@ func TestCommitRejectsBadInput(t *testing.T) {
 			}
 			noToken(t, err)
 		})
-	}
-}
-
-func must2[A, B any](a A, b B, err error) func(*testing.T) (A, B) {
-	return func(t *testing.T) (A, B) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a, b
 	}
 }

@@ -3,8 +3,6 @@ package hub
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -242,14 +240,4 @@ func (c *Client) sendParts(ctx context.Context, f *plannedFile, parts []partURL,
 		return nil, err
 	}
 	return etags, nil
-}
-
-// hashReader is HashFile for an in-memory or already open source.
-func hashReader(r io.Reader) (string, int64, error) {
-	h := sha256.New()
-	n, err := io.Copy(h, r)
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
 }

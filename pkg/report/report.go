@@ -4,17 +4,13 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
 )
@@ -173,88 +169,10 @@ func Read(path string) (*Report, error) {
 	return &r, nil
 }
 
-// Place moves (or, across file systems, copies) src to dst and hashes it in the same pass
-// when copying, right after when renaming: every file is read once for its sha256.
-func Place(src, dst string) (File, error) {
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return File{}, FileError("create", filepath.Dir(dst), err)
-	}
-	if err := os.Rename(src, dst); err == nil {
-		return HashFile(dst)
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return File{}, FileError("open", src, err)
-	}
-	defer in.Close()
-	tmp := dst + ".part"
-	out, err := os.Create(tmp)
-	if err != nil {
-		return File{}, FileError("create", tmp, err)
-	}
-	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return File{}, FileError("copy "+src+" to", dst, err)
-	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return File{}, FileError("rename a temporary file onto", dst, err)
-	}
-	os.Remove(src)
-	return File{Path: dst, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
-}
+// FileError words a failed file operation as one sentence; the wording is
+// fileutil.Error's, kept under this name for the packages that report export failures.
+func FileError(op, path string, err error) error { return fileutil.Error(op, path, err) }
 
-// HashFile streams a file through sha256.
-func HashFile(path string) (File, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return File{}, FileError("open", path, err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	if err != nil {
-		return File{}, FileError("hash", path, err)
-	}
-	return File{Path: path, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
-}
-
-// FileError words a failed file operation as one sentence: "cannot create /out/xnnpack:
-// permission denied". The *fs.PathError underneath already names the path and Go's own
-// operation ("mkdir /out/xnnpack: …"); quoting it whole would say the path twice.
-// errors.Is still sees the cause (fs.ErrNotExist, fs.ErrPermission).
-func FileError(op, path string, err error) error {
-	return &fileError{op: op, path: path, err: err}
-}
-
-type fileError struct {
-	op, path string
-	err      error
-}
-
-func (e *fileError) Error() string {
-	return fmt.Sprintf("cannot %s %s: %s", e.op, e.path, Reason(e.err))
-}
-
-func (e *fileError) Unwrap() error { return e.err }
-
-// Reason is what went wrong in a file operation, without the operation and path that
-// *fs.PathError, *os.LinkError and *os.SyscallError put in front of it.
-func Reason(err error) string {
-	var pe *fs.PathError
-	var le *os.LinkError
-	var se *os.SyscallError
-	switch {
-	case errors.As(err, &pe):
-		return pe.Err.Error()
-	case errors.As(err, &le):
-		return le.Err.Error()
-	case errors.As(err, &se):
-		return se.Err.Error()
-	}
-	return err.Error()
-}
+// Reason is what went wrong in a file operation, without the operation and the path; the
+// rule is fileutil.Reason's.
+func Reason(err error) string { return fileutil.Reason(err) }

@@ -1,13 +1,10 @@
 package report
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -20,60 +17,20 @@ func TestWriteIsAtomicAndReadable(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "xnnpack", Name("4k"))
 	r := &Report{Backend: "xnnpack", Window: Window{Context: 4096}, Files: []File{{Path: "xnnpack/a.pte", Bytes: 3, SHA256: "ab"}}}
-	if err := Write(path, r); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Write(path, r))
 	back, err := Read(path)
-	if err != nil || back.Window.Context != 4096 || back.Files[0].SHA256 != "ab" {
-		t.Fatalf("read back %+v, %v", back, err)
-	}
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 || entries[0].Name() != "export-report-4k.json" {
-		t.Errorf("left behind: %v", entries)
-	}
-	// a folder in the way makes the write fail without touching the old report
-	if err := Write(filepath.Join(path, "x"), r); err == nil {
-		t.Error("write under a file succeeded")
-	}
-	if _, err := Read(filepath.Join(dir, "missing.json")); err == nil || !strings.Contains(err.Error(), "missing.json") {
-		t.Errorf("missing report: %v", err)
-	}
-}
-
-func TestPlaceHashesOnce(t *testing.T) {
-	dir := t.TempDir()
-	data := []byte(strings.Repeat("exe-expo ", 100_000))
-	sum := sha256.Sum256(data)
-	want := hex.EncodeToString(sum[:])
-	src := filepath.Join(dir, "tool", "out.pte")
-	os.MkdirAll(filepath.Dir(src), 0o755)
-	os.WriteFile(src, data, 0o644)
-	f, err := Place(src, filepath.Join(dir, "out", "xnnpack", "a.pte"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if f.SHA256 != want || f.Bytes != int64(len(data)) {
-		t.Errorf("placed %+v, want %s", f, want)
-	}
-	if _, err := os.Stat(src); !os.IsNotExist(err) {
-		t.Error("the source was not moved")
-	}
-	// across file systems Place copies and hashes in one pass; /dev/shm is another mount
-	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-		shm, err := os.MkdirTemp("/dev/shm", "report")
-		if err == nil {
-			defer os.RemoveAll(shm)
-			src2 := filepath.Join(shm, "b.pte")
-			os.WriteFile(src2, data, 0o644)
-			f, err := Place(src2, filepath.Join(dir, "out", "b.pte"))
-			if err != nil || f.SHA256 != want {
-				t.Errorf("copy: %+v %v", f, err)
-			}
-		}
-	}
-	if _, err := Place(filepath.Join(dir, "nope"), filepath.Join(dir, "x")); err == nil {
-		t.Error("placing a missing file succeeded")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, 4096, back.Window.Context)
+	assert.Equal(t, r.Files, back.Files)
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	require.Len(t, entries, 1, "a temporary file was left behind")
+	assert.Equal(t, "export-report-4k.json", entries[0].Name())
+	// a file in the way makes the write fail without touching the old report
+	require.Error(t, Write(filepath.Join(path, "x"), r))
+	again, err := Read(path)
+	require.NoError(t, err)
+	assert.Equal(t, back, again)
 }
 
 // TestStructuralCheckField pins the report's key for the structural check: readers (the
@@ -112,10 +69,6 @@ func TestFileErrorsAreSentences(t *testing.T) {
 			"cannot read " + missing + ": no such file or directory", fs.ErrNotExist},
 		{"write under a file", func() error { return Write(filepath.Join(blocker, "x", "r.json"), &Report{}) },
 			"cannot create " + filepath.Join(blocker, "x") + ": not a directory", nil},
-		{"place a missing file", func() error { _, err := Place(missing, filepath.Join(dir, "out", "a.pte")); return err },
-			"cannot open " + missing + ": no such file or directory", fs.ErrNotExist},
-		{"hash a missing file", func() error { _, err := HashFile(missing); return err },
-			"cannot open " + missing + ": no such file or directory", fs.ErrNotExist},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
