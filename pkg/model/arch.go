@@ -4,8 +4,11 @@ import (
 	"fmt"
 )
 
-// Arch is the set of numbers the sizing model needs, read once from config.json.
+// Arch is everything the recipes and the sizing model read from config.json, decoded and
+// checked once here: the Features, and the sizes that a config may leave to transformers'
+// defaults, which is why an Arch can be missing while the Features are not.
 type Arch struct {
+	Features
 	Layers       int64
 	Heads        int64
 	KVHeads      int64
@@ -28,10 +31,11 @@ type Arch struct {
 // model is then refused sizing, not refused outright.
 func ArchOf(c *Config) (Arch, error) {
 	var a Arch
-	if err := c.check(); err != nil {
+	f, err := FeaturesOf(c)
+	if err != nil {
 		return a, err
 	}
-	var err error
+	a.Features = f
 	need := func(key string) int64 {
 		if err != nil {
 			return 0
@@ -63,7 +67,7 @@ func ArchOf(c *Config) (Arch, error) {
 		a.HeadDim = a.Dim / a.Heads
 	}
 	a.FFNDim = a.Intermediate
-	if c.String("model_type") == "lfm2" {
+	if a.ModelType == "lfm2" {
 		a.FFNDim = lfm2FFNDim(c, a.Intermediate)
 	}
 	a.Tied = true

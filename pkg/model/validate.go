@@ -42,16 +42,16 @@ type archBound struct {
 // bytes per parameter, or the KV cache of at most 2^33 bytes per token times a window of at
 // most 2^20) fits in int64 with room to spare; TestBoundsKeepSizesInRange checks it.
 var archBounds = []archBound{
-	{"num_hidden_layers", 1024},          // fixtures ≤ 48; deepest open model 126
-	{"hidden_size", 65536},               // fixtures ≤ 5,120; largest open 16,384
-	{"num_attention_heads", 1024},        // fixtures ≤ 40; largest open 128
-	{"num_key_value_heads", 1024},        // never more than the attention heads
-	{"head_dim", 1024},                   // fixtures ≤ 256 (Gemma 3), the largest in use
-	{"vocab_size", 1 << 22},              // 4,194,304; fixtures ≤ 262,144 (Gemma 3)
-	{"intermediate_size", maxFFNWidth},   // fixtures ≤ 16,384; largest open 53,248
-	{"block_ff_dim", maxFFNWidth},        // LFM2's name for the feed-forward width
-	{"max_position_embeddings", 1 << 27}, // 134,217,728; fixtures ≤ 10,485,760 (Llama 4 Scout)
-	{"block_multiple_of", 1 << 16},       // LFM2 rounds its FFN width to this (256)
+	{"num_hidden_layers", 1024},               // fixtures ≤ 48; deepest open model 126
+	{"hidden_size", 65536},                    // fixtures ≤ 5,120; largest open 16,384
+	{"num_attention_heads", 1024},             // fixtures ≤ 40; largest open 128
+	{"num_key_value_heads", 1024},             // never more than the attention heads
+	{"head_dim", 1024},                        // fixtures ≤ 256 (Gemma 3), the largest in use
+	{"vocab_size", 1 << 22},                   // 4,194,304; fixtures ≤ 262,144 (Gemma 3)
+	{"intermediate_size", maxFFNWidth},        // fixtures ≤ 16,384; largest open 53,248
+	{"block_ff_dim", maxFFNWidth},             // LFM2's name for the feed-forward width
+	{"max_position_embeddings", maxPositions}, // 134,217,728; fixtures ≤ 10,485,760 (Llama 4 Scout)
+	{"block_multiple_of", 1 << 16},            // LFM2 rounds its FFN width to this (256)
 }
 
 // maxFFNWidth bounds the feed-forward width, configured or built (1,048,576).
@@ -65,11 +65,21 @@ const maxFFNMultiplier = 16
 // above what archBounds allow a computed count to reach, so sizing never overflows.
 const MaxParams = 1 << 50
 
-// check refuses what no model can be: an architecture number out of archBounds or not a
-// whole number, KV heads that do not divide the attention heads, layer lists that disagree
-// with num_hidden_layers, and an LFM2 feed-forward rule that gives no sane width. A key
-// that is absent passes: ArchOf says which ones sizing misses.
+// check refuses what no model can be: sizes that checkSizes refuses, and Features of the
+// wrong kind or out of range. A key that is absent passes: ArchOf says which ones sizing
+// misses, and each recipe which ones it needs.
 func (c *Config) check() error {
+	if err := c.checkSizes(); err != nil {
+		return err
+	}
+	_, err := c.features()
+	return err
+}
+
+// checkSizes refuses an architecture number out of archBounds or not a whole number, KV
+// heads that do not divide the attention heads, layer lists that disagree with
+// num_hidden_layers, and an LFM2 feed-forward rule that gives no sane width.
+func (c *Config) checkSizes() error {
 	for _, b := range archBounds {
 		if err := c.checkInt(b.key, b.max); err != nil {
 			return err
@@ -180,6 +190,12 @@ func (c *Config) errorf(key, format string, args ...any) error {
 	if c.nested {
 		key = "text_config." + key
 	}
+	return &ConfigError{File: c.File, Key: key, Problem: fmt.Sprintf(format, args...)}
+}
+
+// topErrorf is errorf for a key of the top level, which a wrapper names without the
+// text_config prefix.
+func (c *Config) topErrorf(key, format string, args ...any) error {
 	return &ConfigError{File: c.File, Key: key, Problem: fmt.Sprintf(format, args...)}
 }
 
