@@ -278,11 +278,12 @@ func (o *Options) checkModelWindow(src *model.Source) error {
 	return nil
 }
 
-// modelLimit is the model's max_position_embeddings; 0 when its config.json has none.
+// modelLimit is the model's max_position_embeddings; 0 when its config.json has none, or
+// says something no model can (which Load refused, and the architecture read refuses).
 func modelLimit(src *model.Source) int64 {
-	limit, ok := src.Config.Int("max_position_embeddings")
-	if !ok || limit < 0 {
+	f, err := model.FeaturesOf(src.Config)
+	if err != nil {
 		return 0
 	}
-	return limit
+	return f.MaxPositions
 }

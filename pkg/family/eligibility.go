@@ -156,9 +156,13 @@ func Evaluate(cfg *config.Config, src *model.Source) *Verdict {
 
 // checkpointReasons refuses what the config shows: MoE, multimodal, pre-quantized, unknown.
 func checkpointReasons(c *model.Config, fam *Family) []string {
+	ft, err := model.FeaturesOf(c)
+	if err != nil {
+		return []string{err.Error()}
+	}
 	var out []string
 	archs := c.Architectures()
-	if isMoE(c, archs) {
+	if isMoE(ft, archs) {
 		out = append(out, "mixture-of-experts checkpoint: only dense models fit the export recipes and a phone's memory")
 	}
 	for _, a := range archs {
@@ -168,12 +172,11 @@ func checkpointReasons(c *model.Config, fam *Family) []string {
 			}
 		}
 	}
-	if _, vision := c.Top["vision_config"]; vision && len(out) == 0 {
+	if ft.Vision && len(out) == 0 {
 		out = append(out, "multimodal checkpoint (it has a vision_config): only text-only releases are exported")
 	}
-	if q, ok := c.Top["quantization_config"].(map[string]any); ok {
-		method, _ := q["quant_method"].(string)
-		out = append(out, fmt.Sprintf("pre-quantized checkpoint (quant_method %q): the export needs the original bf16/fp16 weights", method))
+	if ft.Quantized {
+		out = append(out, fmt.Sprintf("pre-quantized checkpoint (quant_method %q): the export needs the original bf16/fp16 weights", ft.QuantMethod))
 	}
 	if fam == nil && len(out) == 0 {
 		out = append(out, fmt.Sprintf("architecture %v has no recipe: supported are Qwen3, Qwen2.5, Llama 3.2 / SmolLM2, LFM2.5, Gemma 3 and SmolLM3", archs))
@@ -181,26 +184,15 @@ func checkpointReasons(c *model.Config, fam *Family) []string {
 	return out
 }
 
-func isMoE(c *model.Config, archs []string) bool {
+// isMoE reads mixture-of-experts from an architecture's name (Qwen3MoeForCausalLM) or
+// from the config's expert keys.
+func isMoE(ft model.Features, archs []string) bool {
 	for _, a := range archs {
 		if strings.Contains(strings.ToLower(a), "moe") {
 			return true
 		}
 	}
-	for _, k := range []string{"num_experts", "num_local_experts", "n_routed_experts", "moe_intermediate_size"} {
-		switch x := c.Text[k].(type) {
-		case nil:
-		case bool:
-			if x {
-				return true
-			}
-		default:
-			if n, ok := c.Int(k); !ok || n != 0 {
-				return true
-			}
-		}
-	}
-	return false
+	return ft.Experts
 }
 
 func sizeReasons(cfg *config.Config, src *model.Source) []string {

@@ -1,9 +1,9 @@
 package family
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
@@ -28,46 +28,6 @@ func refuse(format string, args ...any) error {
 	return &Unsupported{Reason: fmt.Sprintf(format, args...)}
 }
 
-// ropeScaling returns rope_scaling (or transformers v5's rope_parameters) unless it is the
-// default rotation.
-func ropeScaling(c *model.Config) map[string]any {
-	for _, key := range []string{"rope_scaling", "rope_parameters"} {
-		m := c.Map(key)
-		if m == nil {
-			continue
-		}
-		t, _ := m["rope_type"].(string)
-		if t == "" {
-			t, _ = m["type"].(string)
-		}
-		if t == "" || t == "default" {
-			continue
-		}
-		return m
-	}
-	return nil
-}
-
-func scalingType(m map[string]any) string {
-	if t, ok := m["rope_type"].(string); ok {
-		return t
-	}
-	t, _ := m["type"].(string)
-	return t
-}
-
-// llama3Scaling is the only scaling export_llm's use_scaled_rope implements.
-var llama3Scaling = map[string]float64{"factor": 32, "low_freq_factor": 1, "high_freq_factor": 4, "original_max_position_embeddings": 8192}
-
-func number(c *model.Config, keys ...string) (any, bool) {
-	for _, k := range keys {
-		if v, ok := c.Text[k].(json.Number); ok {
-			return v, true
-		}
-	}
-	return nil, false
-}
-
 // XNNPACKPlan builds the export_llm plan shared by XNNPACK and Vulkan, or refuses.
 func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
 	if u, ok := f.Unsupported["xnnpack"]; ok {
@@ -77,58 +37,50 @@ func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
 	if err != nil {
 		return nil, refuse("%v", err)
 	}
-	if act := c.String("hidden_act"); act != "" && act != "silu" {
-		return nil, refuse("hidden_act %q: export_llm's feed-forward is SiLU only", act)
+	if a.HiddenAct != "" && a.HiddenAct != "silu" {
+		return nil, refuse("hidden_act %q: export_llm's feed-forward is SiLU only", a.HiddenAct)
 	}
-	if v, _ := c.Bool("use_sliding_window"); v {
+	if a.SlidingWindow {
 		return nil, refuse("the config enables sliding-window attention, which export_llm's KV cache does not implement")
 	}
-	if v, _ := c.Bool("mlp_bias"); v {
+	if a.MLPBias {
 		return nil, refuse("the feed-forward has biases (mlp_bias), which export_llm's model has no place for")
 	}
-	theta, ok := number(c, "rope_theta")
-	if !ok {
-		if rp := c.Map("rope_parameters"); rp != nil {
-			theta, ok = rp["rope_theta"].(json.Number)
-		}
-	}
-	if !ok {
+	if a.RopeTheta == "" {
 		return nil, refuse("config has no rope_theta")
 	}
-	eps, ok := number(c, "rms_norm_eps", "norm_eps")
-	if !ok {
+	if a.NormEps == "" {
 		return nil, refuse("config has no rms_norm_eps")
 	}
 	p := map[string]any{
 		"dim": a.Dim, "ffn_dim_multiplier": 1, "hidden_dim": a.Intermediate, "n_heads": a.Heads,
-		"head_dim": a.HeadDim, "n_kv_heads": a.KVHeads, "n_layers": a.Layers, "norm_eps": eps,
-		"rope_theta": theta, "vocab_size": a.Vocab,
+		"head_dim": a.HeadDim, "n_kv_heads": a.KVHeads, "n_layers": a.Layers, "norm_eps": a.NormEps,
+		"rope_theta": a.RopeTheta, "vocab_size": a.Vocab,
 	}
 	plan := &LLMPlan{Params: p}
-	scaling := ropeScaling(c)
-	attnBias, _ := c.Bool("attention_bias")
+	scaling := a.Rope
 	switch f.Key {
 	case "qwen3":
-		if scaling != nil {
-			return nil, refuse("RoPE scaling %q is not implemented by export_llm's Qwen3 path", scalingType(scaling))
+		if scaling.Type != "" {
+			return nil, refuse("RoPE scaling %q is not implemented by export_llm's Qwen3 path", scaling.Type)
 		}
-		if attnBias {
+		if a.AttentionBias {
 			return nil, refuse("attention_bias is set, and the Qwen3 path has no attention biases")
 		}
 		plan.ModelClass, plan.Converter, plan.HFRope = "qwen3_1_7b", "qwen3", true
 		setAll(p, "use_scaled_rope", false, "use_hf_rope", true, "attention_qkv_bias", false, "use_qk_norm", true, "qk_norm_before_rope", true)
 	case "qwen2_5":
-		if scaling != nil {
-			return nil, refuse("RoPE scaling %q is not implemented by export_llm's Qwen2.5 path", scalingType(scaling))
+		if scaling.Type != "" {
+			return nil, refuse("RoPE scaling %q is not implemented by export_llm's Qwen2.5 path", scaling.Type)
 		}
 		plan.ModelClass, plan.Converter, plan.HFRope = "qwen2_5_1_5b", "qwen2", true
 		setAll(p, "use_scaled_rope", false, "use_hf_rope", true, "attention_qkv_bias", true)
 	case "lfm2":
-		if err := lfm2Plan(c, a, scaling, plan); err != nil {
+		if err := lfm2Plan(a, plan); err != nil {
 			return nil, err
 		}
 	case "llama":
-		if err := llamaPlan(scaling, attnBias, plan); err != nil {
+		if err := llamaPlan(scaling, a.AttentionBias, plan); err != nil {
 			return nil, err
 		}
 	default:
@@ -143,24 +95,26 @@ func setAll(p map[string]any, kv ...any) {
 	}
 }
 
-func llamaPlan(scaling map[string]any, attnBias bool, plan *LLMPlan) error {
+func llamaPlan(scaling model.RopeScaling, attnBias bool, plan *LLMPlan) error {
 	if attnBias {
 		return refuse("attention_bias is set, and export_llm's Llama path has no attention biases")
 	}
 	plan.Converter = "llama"
-	if scaling == nil {
+	if scaling.Type == "" {
 		plan.ModelClass = "smollm2"
 		setAll(plan.Params, "use_scaled_rope", false, "use_hf_rope", false, "attention_qkv_bias", false)
 		return nil
 	}
-	if t := scalingType(scaling); t != "llama3" {
-		return refuse("RoPE scaling %q: export_llm implements only Llama 3's", t)
+	if scaling.Type != "llama3" {
+		return refuse("RoPE scaling %q: export_llm implements only Llama 3's", scaling.Type)
 	}
-	for k, want := range llama3Scaling {
-		got, ok := scaling[k].(json.Number)
-		f, err := got.Float64()
-		if !ok || err != nil || math.Abs(f-want) > 1e-9 {
-			return refuse("Llama 3 RoPE scaling with %s = %v: export_llm's use_scaled_rope is fixed at %v", k, scaling[k], want)
+	for _, n := range llama3Scaling(scaling) {
+		if n.got == "" {
+			return refuse("Llama 3 RoPE scaling without %s: export_llm's use_scaled_rope is fixed at %v", n.key, n.want)
+		}
+		// model checked that every scaling number parses
+		if f, _ := strconv.ParseFloat(n.got, 64); math.Abs(f-n.want) > 1e-9 {
+			return refuse("Llama 3 RoPE scaling with %s = %s: export_llm's use_scaled_rope is fixed at %v", n.key, n.got, n.want)
 		}
 	}
 	plan.ModelClass = "llama3_2"
@@ -168,9 +122,30 @@ func llamaPlan(scaling map[string]any, attnBias bool, plan *LLMPlan) error {
 	return nil
 }
 
-func lfm2Plan(c *model.Config, a model.Arch, scaling map[string]any, plan *LLMPlan) error {
-	if scaling != nil {
-		return refuse("RoPE scaling %q is not implemented by export_llm's LFM2 path", scalingType(scaling))
+// scaleNumber is one number of a Llama 3 RoPE scaling: as written ("" when absent), and
+// the only value export_llm's use_scaled_rope implements.
+type scaleNumber struct {
+	key, got string
+	want     float64
+}
+
+// llama3Scaling lists the scaling's numbers in the order a refusal checks them.
+func llama3Scaling(r model.RopeScaling) []scaleNumber {
+	orig := ""
+	if r.OriginalMaxPositions != 0 {
+		orig = strconv.FormatInt(r.OriginalMaxPositions, 10)
+	}
+	return []scaleNumber{
+		{"factor", r.Factor.String(), 32},
+		{"low_freq_factor", r.LowFreqFactor.String(), 1},
+		{"high_freq_factor", r.HighFreqFactor.String(), 4},
+		{"original_max_position_embeddings", orig, 8192},
+	}
+}
+
+func lfm2Plan(a model.Arch, plan *LLMPlan) error {
+	if a.Rope.Type != "" {
+		return refuse("RoPE scaling %q is not implemented by export_llm's LFM2 path", a.Rope.Type)
 	}
 	if a.LayerTypes == nil {
 		return refuse("LFM2 config has no layer_types (nor full_attn_idxs)")
@@ -180,7 +155,7 @@ func lfm2Plan(c *model.Config, a model.Arch, scaling map[string]any, plan *LLMPl
 			return refuse("layer %d is of type %q; export_llm's LFM2 knows conv and full_attention", i, t)
 		}
 	}
-	if v, _ := c.Bool("conv_bias"); v {
+	if a.ConvBias {
 		return refuse("conv_bias is set, and export_llm's LFM2 short convolution has no bias")
 	}
 	plan.ModelClass, plan.Converter, plan.HFRope = "lfm2_5_1_2b", "lfm2", true
@@ -221,16 +196,20 @@ func MediaTekPlan(f *Family, c *model.Config, maxChunks int) (*MTKPlan, error) {
 	if !ok {
 		return nil, refuse("the MediaTek scripts have no model definition for %s", f.Key)
 	}
-	if mt := c.String("model_type"); mt != p.ModelType {
-		return nil, refuse("model_type %q, the MediaTek %s path expects %q", mt, p.Script, p.ModelType)
+	ft, err := model.FeaturesOf(c)
+	if err != nil {
+		return nil, refuse("%v", err)
+	}
+	if ft.ModelType != p.ModelType {
+		return nil, refuse("model_type %q, the MediaTek %s path expects %q", ft.ModelType, p.Script, p.ModelType)
 	}
 	a, err := model.ArchOf(c)
 	if err != nil {
 		return nil, refuse("%v", err)
 	}
-	if s := ropeScaling(c); s != nil {
-		if f.Key != "llama" || scalingType(s) != "llama3" {
-			return nil, refuse("RoPE scaling %q is not validated on the MediaTek scripts", scalingType(s))
+	if t := a.Rope.Type; t != "" {
+		if f.Key != "llama" || t != "llama3" {
+			return nil, refuse("RoPE scaling %q is not validated on the MediaTek scripts", t)
 		}
 	} else if f.Key == "llama" {
 		p.Preformatter = "qwen.json" // SmolLM2 speaks ChatML
