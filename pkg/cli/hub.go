@@ -6,7 +6,6 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/export"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
-	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
@@ -22,7 +21,7 @@ func hubSource(env Env) source.Hub {
 }
 
 func init() {
-	newHub = func(env Env) (plan.Hub, error) {
+	newHub = func(env Env) (source.HubReader, error) {
 		if offline() {
 			return nil, nil
 		}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 
@@ -9,11 +10,12 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
+	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
 // newHub builds the Hub client plan uses; nil means offline only. It is a variable so the
 // Hub client package can plug itself in (and tests can point it at a local server).
-var newHub = func(env Env) (plan.Hub, error) { return nil, nil }
+var newHub = func(env Env) (source.HubReader, error) { return nil, nil }
 
 func init() {
 	register(Command{
@@ -95,13 +97,17 @@ func runPlan(env Env, r planRequest) int {
 
 // openPlanModel opens MODEL; --id names the Hub id a local folder holds, as for export,
 // and means nothing for a Hub id.
-func openPlanModel(env Env, r planRequest, hub plan.Hub) (*model.Source, bool, error) {
+func openPlanModel(env Env, r planRequest, hub source.HubReader) (*model.Source, bool, error) {
 	if r.id == "" {
-		return plan.Open(env.Ctx, r.ref, r.revision, hub)
+		return source.Open(env.Ctx, r.ref, r.revision, hub)
 	}
-	if !plan.IsDir(r.ref) {
+	if !source.IsDir(r.ref) {
 		return nil, false, fmt.Errorf("--id names the Hub id a local model folder holds, and %s is not a folder", r.ref)
 	}
-	src, err := plan.OpenDir(env.Ctx, r.ref, r.id)
+	src, err := source.OpenDir(env.Ctx, r.ref, r.id)
+	var bad *source.IDError
+	if errors.As(err, &bad) {
+		return nil, false, fmt.Errorf("--id %q is not a Hugging Face model id (org/name)", bad.ID)
+	}
 	return src, false, err
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
-	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
+	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
 // SkipError means this host cannot build the window: the CLI exits 4 and the workflow
@@ -174,8 +174,8 @@ func round1(x float64) float64 { return float64(int64(x*10+0.5)) / 10 }
 // source loads the model's metadata: a local folder's files, or a Hub repo's config.json
 // and safetensors headers by range. Nothing is downloaded yet.
 func (o *Options) source(ctx context.Context) (*model.Source, error) {
-	if plan.IsDir(o.Model) {
-		src, err := plan.OpenDir(ctx, o.srcDir, o.ID)
+	if source.IsDir(o.Model) {
+		src, err := source.OpenDir(ctx, o.srcDir, o.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -197,7 +197,7 @@ func (o *Options) source(ctx context.Context) (*model.Source, error) {
 
 // download brings a Hub model's files into srcDir, at the commit its metadata came from.
 func (o *Options) download(ctx context.Context, src *model.Source) error {
-	if plan.IsDir(o.Model) {
+	if source.IsDir(o.Model) {
 		return nil
 	}
 	rev := src.SHA
@@ -219,7 +219,7 @@ func (o *Options) download(ctx context.Context, src *model.Source) error {
 
 // hubError names the model once, and for a Hub this host cannot reach says what to do.
 func hubError(id string, err error) error {
-	if errors.Is(err, plan.ErrUnreachable) {
+	if errors.Is(err, source.ErrUnreachable) {
 		return fmt.Errorf("%s cannot be read: %w; give a local model folder, or point HF_ENDPOINT at a Hub this host can reach", id, err)
 	}
 	return err

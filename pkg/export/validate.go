@@ -14,6 +14,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
 // InputError is a request the export refuses before doing any work: a missing or
@@ -145,7 +146,7 @@ func (o *Options) checkModel() error {
 	if o.ID != "" && !model.ValidID(o.ID) {
 		return inputErr("id", "--id %q is not a Hugging Face model id (org/name)", o.ID)
 	}
-	if plan.IsDir(o.Model) {
+	if source.IsDir(o.Model) {
 		dir, err := filepath.Abs(o.Model)
 		if err != nil {
 			return inputErr("", "model folder %s: %v", o.Model, err)
@@ -178,7 +179,7 @@ func (o *Options) checkTools() error {
 		if o.ExecuTorch == "" {
 			return inputErr("executorch", "--executorch is required for mediatek: an ExecuTorch %s source tree, whose examples/mediatek holds the export scripts (or EXECUTORCH_SRC)", et)
 		}
-		if !plan.IsDir(filepath.Join(o.ExecuTorch, "examples", "mediatek")) {
+		if !source.IsDir(filepath.Join(o.ExecuTorch, "examples", "mediatek")) {
 			return inputErr("executorch", "--executorch %s has no examples/mediatek folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", o.ExecuTorch, et)
 		}
 		return nil
@@ -189,7 +190,7 @@ func (o *Options) checkTools() error {
 	if _, err := exec.LookPath(o.Python); err != nil {
 		return inputErr("python", "--python %s cannot be run (%s): point --python or EXE_EXPO_PYTHON at a python with ExecuTorch %s", o.Python, lookReason(err), et)
 	}
-	if o.ExecuTorch != "" && !plan.IsDir(o.ExecuTorch) {
+	if o.ExecuTorch != "" && !source.IsDir(o.ExecuTorch) {
 		return inputErr("executorch", "--executorch %s is not a folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", o.ExecuTorch, et)
 	}
 	return nil

@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
+	"github.com/experimentalmachines/exe-expo/pkg/source"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,7 +43,7 @@ func TestPlanGolden(t *testing.T) {
 	}
 	for _, id := range []string{"Qwen/Qwen3-1.7B", "meta-llama/Llama-4-Scout-17B-16E-Instruct", "google/gemma-3-1b-it", "LiquidAI/LFM2.5-1.2B-Base"} {
 		t.Run(id, func(t *testing.T) {
-			src, offline, err := plan.Open(context.Background(), id, "main", nil)
+			src, offline, err := source.Open(context.Background(), id, "main", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +65,7 @@ func TestPlanGolden(t *testing.T) {
 
 func TestPlanRows(t *testing.T) {
 	cfg, _ := config.Default()
-	src, _, err := plan.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", nil)
+	src, _, err := source.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,115 +87,12 @@ func TestPlanRows(t *testing.T) {
 	}
 }
 
-func TestOpenErrors(t *testing.T) {
-	ctx := context.Background()
-	if _, _, err := plan.Open(ctx, t.TempDir(), "main", nil); err == nil || !strings.Contains(err.Error(), "without config.json") {
-		t.Errorf("folder without config: %v", err)
-	}
-	if _, _, err := plan.Open(ctx, "not a model", "main", nil); err == nil || !strings.Contains(err.Error(), "neither a local model folder nor") {
-		t.Errorf("bad id: %v", err)
-	}
-	if _, _, err := plan.Open(ctx, "Qwen/Qwen9-7B", "main", nil); err == nil || !strings.Contains(err.Error(), "not in the embedded snapshot") {
-		t.Errorf("unknown offline: %v", err)
-	}
-	// a local folder: config.json plus a real safetensors header
-	dir := t.TempDir()
-	cfgJSON, _ := os.ReadFile(filepath.Join("..", "snapshot", "data", "Qwen__Qwen3-0.6B", "config.json"))
-	os.WriteFile(filepath.Join(dir, "config.json"), cfgJSON, 0o644)
-	src, offline, err := plan.Open(ctx, dir, "main", nil)
-	if err != nil || offline || !strings.HasPrefix(src.Origin, "local folder ") {
-		t.Fatalf("local: %+v %v %v", src, offline, err)
-	}
-	if src.Params == nil || !src.Params.Computed {
-		t.Errorf("local folder without weights: params %+v", src.Params)
-	}
-	var _ model.Files = model.Dir(dir)
-}
-
-// fakeHub answers like a Hub client would: one model, or unreachable.
-type fakeHub struct{ err error }
-
-func (h fakeHub) Source(ctx context.Context, id, rev string) (*model.Source, model.Files, error) {
-	if h.err != nil {
-		return nil, nil, h.err
-	}
-	dir := filepath.Join("..", "snapshot", "data", strings.Replace(id, "/", "__", 1))
-	return &model.Source{ID: id, Revision: rev, SHA: "abc123", PipelineTag: "text-generation", Origin: "Hugging Face Hub"}, model.Dir(dir), nil
-}
-
-func TestOpenHub(t *testing.T) {
-	ctx := context.Background()
-	src, offline, err := plan.Open(ctx, "Qwen/Qwen3-0.6B", "main", fakeHub{})
-	if err != nil || offline || src.SHA != "abc123" || src.Config == nil {
-		t.Fatalf("hub: %+v %v %v", src, offline, err)
-	}
-	src, offline, err = plan.Open(ctx, "Qwen/Qwen3-0.6B", "main", fakeHub{err: plan.ErrUnreachable})
-	if err != nil || !offline || !strings.Contains(src.Origin, "could not be reached") {
-		t.Fatalf("unreachable: %+v %v %v", src, offline, err)
-	}
-}
-
-// An offline plan cannot know what a revision holds: it says the revision was not checked,
-// in the text's first line and in the JSON; a Hub answer carries no such note.
-func TestRevisionNotCheckedOffline(t *testing.T) {
-	ctx := context.Background()
-	cfg, err := config.Default()
-	require.NoError(t, err)
-	tests := []struct {
-		name, revision string
-		hub            plan.Hub
-		first, note    string
-	}{
-		{"snapshot, a tag", "v2.0", nil, "Qwen/Qwen3-0.6B at v2.0 (not checked: the embedded snapshot is not tied to any revision)", "not checked"},
-		{"snapshot, unreachable Hub", "main", fakeHub{err: plan.ErrUnreachable}, "Qwen/Qwen3-0.6B at main (not checked: the embedded snapshot is not tied to any revision)", "not checked"},
-		{"Hub", "v2.0", fakeHub{}, "Qwen/Qwen3-0.6B at v2.0", ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			src, _, err := plan.Open(ctx, "Qwen/Qwen3-0.6B", tc.revision, tc.hub)
-			require.NoError(t, err)
-			p := plan.Build(cfg, src, "xnnpack")
-			var text bytes.Buffer
-			require.NoError(t, p.WriteText(&text))
-			assert.Equal(t, tc.first, strings.SplitN(text.String(), "\n", 2)[0])
-			if tc.note == "" {
-				assert.Empty(t, p.RevisionNote)
-			} else {
-				assert.Contains(t, p.RevisionNote, tc.note)
-			}
-		})
-	}
-}
-
-func TestOpenDirID(t *testing.T) {
-	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "weights")
-	require.NoError(t, os.Mkdir(dir, 0o755))
-	cfgJSON, err := os.ReadFile(filepath.Join("..", "snapshot", "data", "Qwen__Qwen3-0.6B", "config.json"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfgJSON, 0o644))
-
-	src, err := plan.OpenDir(ctx, dir, "")
-	require.NoError(t, err)
-	assert.Equal(t, "weights", src.ID)
-	assert.True(t, src.IDFromFolder)
-
-	src, err = plan.OpenDir(ctx, dir, "Qwen/Qwen3-0.6B")
-	require.NoError(t, err)
-	assert.Equal(t, "Qwen/Qwen3-0.6B", src.ID)
-	assert.False(t, src.IDFromFolder)
-
-	_, err = plan.OpenDir(ctx, dir, "not an id")
-	require.Error(t, err)
-	assert.Equal(t, `--id "not an id" is not a Hugging Face model id (org/name)`, err.Error())
-}
-
 // The table says its units, and the line under it says what phone and fits phone are and
 // which settings decide them: with a 2.5 GB budget the line says so and 4k no longer fits.
 func TestTableKeyFollowsTheConfig(t *testing.T) {
 	cfg, err := config.Default()
 	require.NoError(t, err)
-	src, _, err := plan.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", nil)
+	src, _, err := source.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", nil)
 	require.NoError(t, err)
 	cfg.Export.DeviceBudgetBytes = 2_500_000_000
 	p := plan.Build(cfg, src, "xnnpack")
@@ -211,7 +108,7 @@ func TestTableKeyFollowsTheConfig(t *testing.T) {
 	assert.False(t, rows[1].FitsPhone, "4k: %d resident bytes", rows[1].ResidentBytes)
 
 	// no table (every backend refused): no key either
-	llama4, _, err := plan.Open(context.Background(), "meta-llama/Llama-4-Scout-17B-16E-Instruct", "main", nil)
+	llama4, _, err := source.Open(context.Background(), "meta-llama/Llama-4-Scout-17B-16E-Instruct", "main", nil)
 	require.NoError(t, err)
 	text.Reset()
 	require.NoError(t, plan.Build(cfg, llama4, "").WriteText(&text))

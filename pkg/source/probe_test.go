@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
-	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
@@ -46,11 +45,11 @@ func TestUnreachableHubFailsAtOnce(t *testing.T) {
 	want := "the Hugging Face Hub at " + endpoint + " could not be reached (connection refused)"
 
 	_, _, err := h.Source(context.Background(), "Qwen/Qwen3-0.6B", "main")
-	require.ErrorIs(t, err, plan.ErrUnreachable)
+	require.ErrorIs(t, err, source.ErrUnreachable)
 	assert.Equal(t, want, err.Error())
 
 	_, err = h.Fetch(context.Background(), "Qwen/Qwen3-0.6B", "main", t.TempDir(), true)
-	require.ErrorIs(t, err, plan.ErrUnreachable)
+	require.ErrorIs(t, err, source.ErrUnreachable)
 	assert.Equal(t, want, err.Error())
 	assert.Zero(t, rt.n.Load(), "the client was asked despite the failed probe")
 }
@@ -80,7 +79,7 @@ func TestProbeReasons(t *testing.T) {
 				},
 			}
 			_, err := h.Fetch(context.Background(), "Qwen/Qwen3-0.6B", "main", t.TempDir(), true)
-			require.ErrorIs(t, err, plan.ErrUnreachable)
+			require.ErrorIs(t, err, source.ErrUnreachable)
 			assert.Equal(t, "tcp huggingface.co:443", dialed)
 			assert.Equal(t, "the Hugging Face Hub at https://huggingface.co could not be reached ("+tc.reason+")", err.Error())
 			assert.Equal(t, 1, strings.Count(err.Error(), "huggingface.co"))
@@ -101,7 +100,7 @@ func TestProbeCancelled(t *testing.T) {
 	}
 	_, err := h.Fetch(ctx, "Qwen/Qwen3-0.6B", "main", t.TempDir(), true)
 	require.ErrorIs(t, err, context.Canceled)
-	assert.NotErrorIs(t, err, plan.ErrUnreachable)
+	assert.NotErrorIs(t, err, source.ErrUnreachable)
 }
 
 func opError(err error) error { return &net.OpError{Op: "dial", Net: "tcp", Err: err} }
@@ -138,7 +137,7 @@ func TestDroppedConnectionsQuoteTheURLOnce(t *testing.T) {
 	h := source.Hub{Client: hub.New(hub.Options{Endpoint: endpoint, NoEnvToken: true, RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond})}
 	_, err = h.Fetch(context.Background(), "Qwen/Qwen3-0.6B", "main", t.TempDir(), true)
 	require.Error(t, err)
-	assert.NotErrorIs(t, err, plan.ErrUnreachable, "the probe's dial succeeded")
+	assert.NotErrorIs(t, err, source.ErrUnreachable, "the probe's dial succeeded")
 	msg := err.Error()
 	assert.Equal(t, 1, strings.Count(msg, endpoint), "%q", msg)
 	assert.Contains(t, msg, "no answer after 2 attempts: ") // then EOF or a reset, as the close races the request

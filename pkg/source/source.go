@@ -17,7 +17,6 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
-	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 )
 
@@ -34,8 +33,8 @@ type Hub struct {
 }
 
 // UnreachableError is a Hub that did not take a TCP connection: no network, a name that
-// does not resolve, a refused port. It matches plan.ErrUnreachable, so plan falls back to
-// the snapshot and export refuses at once, neither waiting out the client's retries.
+// does not resolve, a refused port. It matches ErrUnreachable, so Open falls back to the
+// snapshot and export refuses at once, neither waiting out the client's retries.
 type UnreachableError struct {
 	Endpoint string // the Hub's base URL (HF_ENDPOINT or the default)
 	Reason   string // why, in a few words: "its host name does not resolve"
@@ -45,8 +44,8 @@ func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("the Hugging Face Hub at %s could not be reached (%s)", e.Endpoint, e.Reason)
 }
 
-// Is matches plan.ErrUnreachable.
-func (e *UnreachableError) Is(target error) bool { return target == plan.ErrUnreachable }
+// Is matches ErrUnreachable.
+func (e *UnreachableError) Is(target error) bool { return target == ErrUnreachable }
 
 // Offline stands in for the Hub when EXE_EXPO_OFFLINE=1 promises that nothing leaves the
 // host: it refuses every Hub model at once, without a client and so without a dial.
@@ -55,7 +54,7 @@ type Offline struct {
 	Why string
 }
 
-// Source implements plan.Hub by refusing.
+// Source implements HubReader by refusing.
 func (o Offline) Source(_ context.Context, id, _ string) (*model.Source, model.Files, error) {
 	return nil, nil, o.refuse(id)
 }
@@ -69,9 +68,9 @@ func (o Offline) refuse(id string) error {
 	return fmt.Errorf("%s is a Hub id and %s keeps exe-expo off the Hub: give a local model folder instead", id, o.Why)
 }
 
-// Source implements plan.Hub. A Hub that cannot be reached at all answers
-// plan.ErrUnreachable at once (one TCP dial), so an offline plan falls back to the
-// snapshot without waiting out the client's retries.
+// Source implements HubReader. A Hub that cannot be reached at all answers
+// ErrUnreachable at once (one TCP dial), so an offline plan falls back to the snapshot
+// without waiting out the client's retries.
 func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, model.Files, error) {
 	if err := h.probe(ctx); err != nil {
 		return nil, nil, err

@@ -56,7 +56,7 @@ func seed(t *testing.T) (*hubtest.Server, source.Hub) {
 
 func TestPlanFromHub(t *testing.T) {
 	srv, h := seed(t)
-	src, offline, err := plan.Open(context.Background(), "Qwen/Qwen3-0.6B", "main", h)
+	src, offline, err := source.Open(context.Background(), "Qwen/Qwen3-0.6B", "main", h)
 	if err != nil || offline {
 		t.Fatalf("open: %v offline=%v", err, offline)
 	}
@@ -70,14 +70,14 @@ func TestPlanFromHub(t *testing.T) {
 	if p := plan.Build(cfg, src, ""); !p.Verdict.Eligible {
 		t.Errorf("verdict = %+v", p.Verdict)
 	}
-	gsrc, _, err := plan.Open(context.Background(), "meta-llama/Llama-3.2-1B-Instruct", "main", h)
+	gsrc, _, err := source.Open(context.Background(), "meta-llama/Llama-3.2-1B-Instruct", "main", h)
 	if err != nil || !strings.HasPrefix(gsrc.AccessError, "gated repo and the HF_TOKEN account has no access: accept the license at "+srv.URL+"/meta-llama/Llama-3.2-1B-Instruct") {
 		t.Fatalf("gated: %+v %v", gsrc, err)
 	}
 	if v := plan.Build(cfg, gsrc, ""); v.Verdict.Eligible || !strings.HasPrefix(v.Verdict.Reasons[len(v.Verdict.Reasons)-1], "gated repo") {
 		t.Errorf("gated verdict = %+v", v.Verdict.Reasons)
 	}
-	if _, _, err := plan.Open(context.Background(), "Qwen/Nope-1B", "main", h); err == nil || !errors.Is(err, hub.ErrRepoNotFound) {
+	if _, _, err := source.Open(context.Background(), "Qwen/Nope-1B", "main", h); err == nil || !errors.Is(err, hub.ErrRepoNotFound) {
 		t.Errorf("missing repo: %v", err)
 	}
 }
@@ -88,7 +88,7 @@ func TestUnreachableFallsBackFast(t *testing.T) {
 	l.Close() // nothing listens there now
 	h := source.Hub{Client: hub.New(hub.Options{Endpoint: "http://" + addr, NoEnvToken: true})}
 	start := time.Now()
-	src, offline, err := plan.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", h)
+	src, offline, err := source.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", h)
 	if err != nil || !offline || !strings.Contains(src.Origin, "embedded snapshot") || !strings.Contains(src.Origin, "could not be reached") {
 		t.Fatalf("open: %+v %v %v", src, offline, err)
 	}

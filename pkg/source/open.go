@@ -1,4 +1,4 @@
-package plan
+package source
 
 import (
 	"context"
@@ -11,21 +11,33 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
 )
 
-// Hub is what opening a model needs from the Hub client: the repo's metadata at a revision
-// (sha, pipeline tag, access) and its files for range reads.
-type Hub interface {
+// HubReader is what opening a model needs from the Hub: the repo's metadata at a revision
+// (sha, pipeline tag, access) and its files for range reads. Hub and Offline are the two
+// the CLI uses; tests give their own.
+type HubReader interface {
 	Source(ctx context.Context, id, revision string) (*model.Source, model.Files, error)
 }
 
 // ErrUnreachable marks a Hub that could not be reached at all (no network, DNS, refused),
-// as opposed to one that answered with an error. Hub adapters wrap it.
+// as opposed to one that answered with an error: the first falls back to the snapshot
+// (Open) or refuses at once (export), the second is the model's own answer.
+// *UnreachableError matches it.
 var ErrUnreachable = errors.New("the Hugging Face Hub could not be reached")
 
+// IDError is an id given for a local folder that is not a Hub id (org/name). It names no
+// flag; a command line words it with its own.
+type IDError struct{ ID string }
+
+func (e *IDError) Error() string {
+	return fmt.Sprintf("the model id %q is not a Hugging Face model id (org/name)", e.ID)
+}
+
 // Open finds MODEL: a local folder holding config.json, else a Hub id read from the Hub, or
-// from the embedded snapshot when the Hub cannot be reached (or hub is nil). The source's
-// Origin says which, and Offline reports the snapshot case; the snapshot cannot answer for
-// a revision, so its source carries a RevisionNote saying the revision was not checked.
-func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source, offline bool, err error) {
+// from the embedded snapshot when the Hub cannot be reached (or hub is nil), so that a plan
+// works offline. The source's Origin says which, and offline reports the snapshot case;
+// the snapshot cannot answer for a revision, so its source carries a RevisionNote saying
+// the revision was not checked.
+func Open(ctx context.Context, ref, revision string, hub HubReader) (src *model.Source, offline bool, err error) {
 	if IsDir(ref) {
 		src, err := OpenDir(ctx, ref, "")
 		return src, false, err
@@ -50,7 +62,12 @@ func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source
 			return nil, false, err
 		}
 	}
-	src, err = snapshot.Load(ctx, ref)
+	return openSnapshot(ctx, ref, revision, why)
+}
+
+// openSnapshot reads ref from the embedded snapshot; why says what kept the Hub out.
+func openSnapshot(ctx context.Context, ref, revision, why string) (*model.Source, bool, error) {
+	src, err := snapshot.Load(ctx, ref)
 	if err != nil {
 		return nil, true, fmt.Errorf("%s; and %w", why, err)
 	}
@@ -62,7 +79,8 @@ func Open(ctx context.Context, ref, revision string, hub Hub) (src *model.Source
 	return src, true, nil
 }
 
-// IsDir reports whether ref names a local folder (rather than a Hub id).
+// IsDir reports whether ref names a local folder (rather than a Hub id): MODEL arguments
+// are told apart by it before either kind is opened.
 func IsDir(ref string) bool {
 	st, err := os.Stat(ref)
 	return err == nil && st.IsDir()
@@ -70,20 +88,20 @@ func IsDir(ref string) bool {
 
 // OpenDir loads a local model folder. id names the Hub id the folder holds (the name rules,
 // the output repo and ExecuTorch's Qualcomm registry go by it); empty means the folder's
-// name, and the source says so (IDFromFolder).
+// name, and the source says so (IDFromFolder). An id that is no Hub id is an *IDError.
 func OpenDir(ctx context.Context, dir, id string) (*model.Source, error) {
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
 		return nil, fmt.Errorf("%s is a folder without config.json; give a model folder or a Hub id (org/name)", dir)
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("model folder %s: %w", dir, err)
 	}
 	src := &model.Source{ID: id, Origin: "local folder " + abs}
 	if id == "" {
 		src.ID, src.IDFromFolder = filepath.Base(abs), true
 	} else if !model.ValidID(id) {
-		return nil, fmt.Errorf("--id %q is not a Hugging Face model id (org/name)", id)
+		return nil, &IDError{ID: id}
 	}
 	if err := model.Load(ctx, src, model.Dir(abs)); err != nil {
 		return nil, err
