@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
@@ -62,6 +63,30 @@ func init() {
 	})
 }
 
+// exportFlags are the flags that set each export option. Export's refusals name options
+// by field; the CLI words them as the flags the user typed (FieldWindow is --context).
+var exportFlags = map[export.Field]string{
+	export.FieldModel: "MODEL", export.FieldID: "--id", export.FieldBackend: "--backend", export.FieldSoC: "--soc",
+	export.FieldWindow: "--context", export.FieldQMode: "--qmode", export.FieldCodes: "--codes", export.FieldTimeout: "--timeout",
+	export.FieldPython: "--python", export.FieldMTKPython: "--mtk-python", export.FieldExecuTorch: "--executorch",
+	export.FieldOut: "--out", export.FieldWork: "--work",
+}
+
+// flagName is the command line's name for an export option; a field without a flag keeps
+// the library's name rather than vanishing from the sentence.
+func flagName(f export.Field) string {
+	if name, ok := exportFlags[f]; ok {
+		return name
+	}
+	return string(f)
+}
+
+// refusal is err's sentence with the refusal in it worded with flag names, keeping any
+// context the refusal was wrapped in.
+func refusal(err error, input *export.InputError) string {
+	return strings.Replace(err.Error(), input.Error(), input.Sentence(flagName), 1)
+}
+
 func envOr(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -86,8 +111,9 @@ func runExport(env Env, o export.Options) int {
 	switch {
 	case code == ExitOK:
 	case errors.As(err, &input):
-		fmt.Fprintf(env.Stderr, "export: %v\n", err)
-		stepSummary(env, fmt.Sprintf("### %s → %s: refused\n\n%v\n", o.Model, o.Backend, err))
+		msg := refusal(err, input)
+		fmt.Fprintf(env.Stderr, "export: %s\n", msg)
+		stepSummary(env, fmt.Sprintf("### %s → %s: refused\n\n%s\n", o.Model, o.Backend, msg))
 		return code
 	case code == ExitSkipped:
 		fmt.Fprintln(env.Stderr, err)

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -12,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/experimentalmachines/exe-expo/pkg/export"
 	"github.com/experimentalmachines/exe-expo/pkg/export/exporttest"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
@@ -173,6 +177,29 @@ func TestExportRefusesInput(t *testing.T) {
 			assert.NoDirExists(t, root+"/work")
 		})
 	}
+}
+
+// TestExportFlagNames: every flag a refusal is worded with is one the export command
+// defines, so no sentence points at a flag the user cannot type; and a refusal wrapped in
+// context keeps the context when the CLI words it.
+func TestExportFlagNames(t *testing.T) {
+	c := commands["export"]
+	fs := newFlagSet(c, io.Discard)
+	c.Flags(fs)
+	for field, name := range exportFlags {
+		if field == export.FieldModel {
+			assert.Equal(t, "MODEL", name)
+			continue
+		}
+		require.True(t, strings.HasPrefix(name, "--"), name)
+		assert.NotNil(t, fs.Lookup(strings.TrimPrefix(name, "--")), "%s is worded as %s, which export does not define", field, name)
+	}
+
+	_, err := export.Run(context.Background(), export.Options{})
+	var in *export.InputError
+	require.ErrorAs(t, err, &in)
+	wrapped := fmt.Errorf("window 3 of 5: %w", err)
+	assert.Equal(t, "window 3 of 5: --backend is required: one of xnnpack, vulkan, qnn, mediatek", refusal(wrapped, in))
 }
 
 // TestExportOfflineDialsNothing: with EXE_EXPO_OFFLINE=1 a Hub id is refused with one

@@ -249,7 +249,7 @@ func TestNPUAndVulkanExports(t *testing.T) {
 		t.Errorf("mediatek: window %+v, %d checks", r.Window, len(r.StructuralCheck))
 	}
 	o = options(t, "Qwen/Qwen3-0.6B", "qnn", "ok", 2048)
-	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "--soc is required") {
+	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "SoC is required") {
 		t.Errorf("qnn without soc: %v", err)
 	}
 }

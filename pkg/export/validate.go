@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
@@ -17,27 +18,65 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
+// Field is an option of the export request, named as its Options field ("SoC", "Window").
+// The library's sentences name options by Field, never by a command line's spelling, so
+// each front end words them its own way (the CLI as its flags: --soc, --context).
+type Field string
+
+// The fields a refusal can be about; FieldModel is the MODEL argument.
+const (
+	FieldModel      Field = "Model"
+	FieldID         Field = "ID"
+	FieldBackend    Field = "Backend"
+	FieldSoC        Field = "SoC"
+	FieldWindow     Field = "Window"
+	FieldQMode      Field = "QMode"
+	FieldCodes      Field = "Codes"
+	FieldTimeout    Field = "Timeout"
+	FieldPython     Field = "Python"
+	FieldMTKPython  Field = "MTKPython"
+	FieldExecuTorch Field = "ExecuTorch"
+	FieldOut        Field = "Out"
+	FieldWork       Field = "Work"
+)
+
 // InputError is a request the export refuses before doing any work: a missing or
-// impossible flag, a file it cannot read, a folder it cannot write. Flag names the option
-// as the CLI spells it ("context", "soc"; empty for the MODEL argument), so a caller can
-// point at it; the message is a sentence that already names it.
+// impossible option, a file it cannot read, a folder it cannot write. Field is the option
+// to fix, so a caller can point at it. The sentence names options by Field; Error words
+// them as the Options fields, Sentence as the caller names them.
 type InputError struct {
-	Flag string
-	Msg  string
+	Field Field
+	// format and args are the sentence; args that are Fields are worded by Sentence.
+	format string
+	args   []any
 }
 
-func (e *InputError) Error() string { return e.Msg }
+func (e *InputError) Error() string { return e.Sentence(func(f Field) string { return string(f) }) }
 
-func inputErr(flag, format string, args ...any) *InputError {
-	return &InputError{Flag: flag, Msg: fmt.Sprintf(format, args...)}
+// Sentence is the refusal with every option it names worded by name: the CLI passes its
+// flag names, so that the sentence it prints points at what the user typed.
+func (e *InputError) Sentence(name func(Field) string) string {
+	args := make([]any, len(e.args))
+	for i, a := range e.args {
+		if f, ok := a.(Field); ok {
+			a = name(f)
+		}
+		args[i] = a
+	}
+	return fmt.Sprintf(e.format, args...)
+}
+
+// refuse is an *InputError about field; args that are Fields are option names.
+func refuse(field Field, format string, args ...any) *InputError {
+	return &InputError{Field: field, format: format, args: args}
 }
 
 // Backends are the export's backends, in the order the messages list them.
 var Backends = []string{"xnnpack", "vulkan", "qnn", "mediatek"}
 
 // Validate checks the request against the configuration and this host before anything
-// runs, so that a mistyped flag costs a second, not a download and a conversion. It
-// fills the defaults (absolute folders, revision, python) and creates --out and --work
+// runs, so that a mistyped option costs a second, not a download and a conversion. It
+// fills the defaults (absolute folders, revision, python) and creates Out and Work
 // when they are missing, proving each writable; Run removes what it created if the
 // export then fails. The window's fit with the model is checked once its config.json is
 // read (checkModelWindow).
@@ -53,9 +92,9 @@ func (o *Options) Validate() error {
 func (o *Options) checkBackend() error {
 	switch {
 	case o.Backend == "":
-		return inputErr("backend", "--backend is required: one of %s", strings.Join(Backends, ", "))
+		return refuse(FieldBackend, "%s is required: one of %s", FieldBackend, strings.Join(Backends, ", "))
 	case !slices.Contains(Backends, o.Backend):
-		return inputErr("backend", "--backend %s is not one of %s", o.Backend, strings.Join(Backends, ", "))
+		return refuse(FieldBackend, "%s %s is not one of %s", FieldBackend, o.Backend, strings.Join(Backends, ", "))
 	}
 	return nil
 }
@@ -72,12 +111,12 @@ func (o *Options) checkSoC() error {
 		chips, vendor, key = o.Config.Export.MediaTek.SoCs, "MediaTek", "export.mediatek.socs"
 	default:
 		if o.SoC != "" {
-			return inputErr("soc", "--soc %s does not apply to %s: only qnn and mediatek files are built per chip", o.SoC, o.Backend)
+			return refuse(FieldSoC, "%s %s does not apply to %s: only qnn and mediatek files are built per chip", FieldSoC, o.SoC, o.Backend)
 		}
 		return nil
 	}
 	if o.SoC == "" {
-		return inputErr("soc", "--soc is required for %s: one of %s (%s in pipeline.yaml)", o.Backend, strings.Join(chips, ", "), key)
+		return refuse(FieldSoC, "%s is required for %s: one of %s (%s in pipeline.yaml)", FieldSoC, o.Backend, strings.Join(chips, ", "), key)
 	}
 	for _, c := range chips {
 		if strings.EqualFold(c, o.SoC) {
@@ -85,31 +124,31 @@ func (o *Options) checkSoC() error {
 			return nil
 		}
 	}
-	return inputErr("soc", "--soc %s is not a %s chip configured for export: the configured ones are %s (%s in pipeline.yaml)", o.SoC, vendor, strings.Join(chips, ", "), key)
+	return refuse(FieldSoC, "%s %s is not a %s chip configured for export: the configured ones are %s (%s in pipeline.yaml)", FieldSoC, o.SoC, vendor, strings.Join(chips, ", "), key)
 }
 
-// checkQuant checks --qmode and --codes, which only the export_llm recipes take.
+// checkQuant checks QMode and Codes, which only the export_llm recipes take.
 func (o *Options) checkQuant() error {
 	llm := o.Backend == "xnnpack" || o.Backend == "vulkan"
 	switch {
 	case o.QMode != "" && !llm:
-		return inputErr("qmode", "--qmode applies to xnnpack and vulkan; the %s recipe's precision is fixed in pipeline.yaml", o.Backend)
-	case o.QMode != "" && o.QMode != "8da4w" && o.QMode != "fp32":
-		return inputErr("qmode", "--qmode %s is not one the recipes know: 8da4w or fp32", o.QMode)
+		return refuse(FieldQMode, "%s applies to xnnpack and vulkan; the %s recipe's precision is fixed in pipeline.yaml", FieldQMode, o.Backend)
+	case o.QMode != "" && !config.KnownQMode(o.QMode):
+		return refuse(FieldQMode, "%s %s is not one the recipes know: %s", FieldQMode, o.QMode, strings.Join(config.QModes(), " or "))
 	case o.Codes == "":
 		return nil
 	case !llm:
-		return inputErr("codes", "--codes applies to xnnpack and vulkan, not %s", o.Backend)
+		return refuse(FieldCodes, "%s applies to xnnpack and vulkan, not %s", FieldCodes, o.Backend)
 	case o.QMode == "fp32":
-		return inputErr("codes", "--codes holds int4 GPTQ codes, and --qmode fp32 quantizes nothing")
+		return refuse(FieldCodes, "%s holds int4 GPTQ codes, and %s fp32 quantizes nothing", FieldCodes, FieldQMode)
 	}
 	f, err := os.Open(o.Codes)
 	if err != nil {
-		return inputErr("codes", "--codes %s cannot be read: %s", o.Codes, report.Reason(err))
+		return refuse(FieldCodes, "%s %s cannot be read: %s", FieldCodes, o.Codes, report.Reason(err))
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err != nil || st.IsDir() {
-		return inputErr("codes", "--codes %s is not a file: give the codes file of the GPTQ solve", o.Codes)
+		return refuse(FieldCodes, "%s %s is not a file: give the codes file of the GPTQ solve", FieldCodes, o.Codes)
 	}
 	return nil
 }
@@ -126,14 +165,14 @@ func (o *Options) checkWindow() error {
 		list[i] = strconv.Itoa(w)
 	}
 	if o.Window < 0 {
-		return inputErr("context", "--context %d is negative: leave it out (or give 0) for the automatic window, or give one of %s", o.Window, strings.Join(list, ", "))
+		return refuse(FieldWindow, "%s %d is negative: leave it out (or give 0) for the automatic window, or give one of %s", FieldWindow, o.Window, strings.Join(list, ", "))
 	}
-	return inputErr("context", "--context %d is not a configured window for %s: give one of %s (export.context_tiers in pipeline.yaml)", o.Window, o.Backend, strings.Join(list, ", "))
+	return refuse(FieldWindow, "%s %d is not a configured window for %s: give one of %s (export.context_tiers in pipeline.yaml)", FieldWindow, o.Window, o.Backend, strings.Join(list, ", "))
 }
 
 func (o *Options) checkTimeout() error {
 	if o.Timeout < 0 {
-		return inputErr("timeout", "--timeout %s is negative: give a duration such as 90m, or 0 for no limit", o.Timeout)
+		return refuse(FieldTimeout, "%s %s is negative: give a duration such as 90m, or 0 for no limit", FieldTimeout, o.Timeout)
 	}
 	return nil
 }
@@ -144,24 +183,24 @@ func (o *Options) checkModel() error {
 		o.Revision = "main"
 	}
 	if o.ID != "" && !model.ValidID(o.ID) {
-		return inputErr("id", "--id %q is not a Hugging Face model id (org/name)", o.ID)
+		return refuse(FieldID, "%s %q is not a Hugging Face model id (org/name)", FieldID, o.ID)
 	}
 	if source.IsDir(o.Model) {
 		dir, err := filepath.Abs(o.Model)
 		if err != nil {
-			return inputErr("", "model folder %s: %v", o.Model, err)
+			return refuse(FieldModel, "model folder %s: %v", o.Model, err)
 		}
 		o.srcDir = dir
 		return nil
 	}
 	if !model.ValidID(o.Model) {
-		return inputErr("", "%q is neither a local model folder nor a Hugging Face model id (org/name)", o.Model)
+		return refuse(FieldModel, "%q is neither a local model folder nor a Hugging Face model id (org/name)", o.Model)
 	}
 	if o.ID != "" {
-		return inputErr("id", "--id names the Hub id of a local model folder, and %s is a Hub id already", o.Model)
+		return refuse(FieldID, "%s names the Hub id of a local model folder, and %s is a Hub id already", FieldID, o.Model)
 	}
 	if o.Fetcher == nil {
-		return inputErr("", "%s is a Hub id and this export has no Hub client to download it with: give a local model folder", o.Model)
+		return refuse(FieldModel, "%s is a Hub id and this export has no Hub client to download it with: give a local model folder", o.Model)
 	}
 	return nil
 }
@@ -171,16 +210,16 @@ func (o *Options) checkTools() error {
 	et := o.Config.Versions.ExecuTorch
 	if o.Backend == "mediatek" {
 		if o.MTKPython == "" {
-			return inputErr("mtk-python", "--mtk-python is required for mediatek: the python of the NeuroPilot tool virtualenv (or MTK_PYTHON)")
+			return refuse(FieldMTKPython, "%s is required for mediatek: the python of the NeuroPilot tool virtualenv (or MTK_PYTHON)", FieldMTKPython)
 		}
 		if _, err := exec.LookPath(o.MTKPython); err != nil {
-			return inputErr("mtk-python", "--mtk-python %s cannot be run (%s): point --mtk-python or MTK_PYTHON at the NeuroPilot tool virtualenv's python", o.MTKPython, lookReason(err))
+			return refuse(FieldMTKPython, "%s %s cannot be run (%s): point %s or MTK_PYTHON at the NeuroPilot tool virtualenv's python", FieldMTKPython, o.MTKPython, lookReason(err), FieldMTKPython)
 		}
 		if o.ExecuTorch == "" {
-			return inputErr("executorch", "--executorch is required for mediatek: an ExecuTorch %s source tree, whose examples/mediatek holds the export scripts (or EXECUTORCH_SRC)", et)
+			return refuse(FieldExecuTorch, "%s is required for mediatek: an ExecuTorch %s source tree, whose examples/mediatek holds the export scripts (or EXECUTORCH_SRC)", FieldExecuTorch, et)
 		}
 		if !source.IsDir(filepath.Join(o.ExecuTorch, "examples", "mediatek")) {
-			return inputErr("executorch", "--executorch %s has no examples/mediatek folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", o.ExecuTorch, et)
+			return refuse(FieldExecuTorch, "%s %s has no examples/mediatek folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", FieldExecuTorch, o.ExecuTorch, et)
 		}
 		return nil
 	}
@@ -188,10 +227,10 @@ func (o *Options) checkTools() error {
 		o.Python = "python3"
 	}
 	if _, err := exec.LookPath(o.Python); err != nil {
-		return inputErr("python", "--python %s cannot be run (%s): point --python or EXE_EXPO_PYTHON at a python with ExecuTorch %s", o.Python, lookReason(err), et)
+		return refuse(FieldPython, "%s %s cannot be run (%s): point %s or EXE_EXPO_PYTHON at a python with ExecuTorch %s", FieldPython, o.Python, lookReason(err), FieldPython, et)
 	}
 	if o.ExecuTorch != "" && !source.IsDir(o.ExecuTorch) {
-		return inputErr("executorch", "--executorch %s is not a folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", o.ExecuTorch, et)
+		return refuse(FieldExecuTorch, "%s %s is not a folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", FieldExecuTorch, o.ExecuTorch, et)
 	}
 	return nil
 }
@@ -207,36 +246,36 @@ func lookReason(err error) string {
 	return report.Reason(err)
 }
 
-// checkFolders makes --out and --work absolute, distinct and writable, creating each
+// checkFolders makes Out and Work absolute, distinct and writable, creating each
 // when missing (and recording that, for the clean-up of a failed export).
 func (o *Options) checkFolders() error {
 	for _, f := range []struct {
-		flag string
-		dir  *string
-	}{{"out", &o.Out}, {"work", &o.Work}} {
+		field Field
+		dir   *string
+	}{{FieldOut, &o.Out}, {FieldWork, &o.Work}} {
 		if *f.dir == "" {
-			return inputErr(f.flag, "--%s is required", f.flag)
+			return refuse(f.field, "%s is required", f.field)
 		}
 		abs, err := filepath.Abs(*f.dir)
 		if err != nil {
-			return inputErr(f.flag, "--%s %s: %v", f.flag, *f.dir, err)
+			return refuse(f.field, "%s %s: %v", f.field, *f.dir, err)
 		}
 		*f.dir = abs
 	}
 	if o.Work == o.Out {
-		return inputErr("work", "--work and --out must differ: the work folder is removed after a success")
+		return refuse(FieldWork, "%s and %s must differ: the work folder is removed after a success", FieldWork, FieldOut)
 	}
 	if inside(o.Out, o.Work) {
-		return inputErr("work", "--work %s is inside --out %s: the work folder would be published", o.Work, o.Out)
+		return refuse(FieldWork, "%s %s is inside %s %s: the work folder would be published", FieldWork, o.Work, FieldOut, o.Out)
 	}
 	if inside(o.Work, o.Out) {
-		return inputErr("out", "--out %s is inside --work %s: the work folder is removed after a success", o.Out, o.Work)
+		return refuse(FieldOut, "%s %s is inside %s %s: the work folder is removed after a success", FieldOut, o.Out, FieldWork, o.Work)
 	}
 	var err error
-	if o.madeOut, err = writable("out", o.Out); err != nil {
+	if o.madeOut, err = writable(FieldOut, o.Out); err != nil {
 		return err
 	}
-	if o.madeWork, err = writable("work", o.Work); err != nil {
+	if o.madeWork, err = writable(FieldWork, o.Work); err != nil {
 		return err
 	}
 	if o.srcDir == "" {
@@ -253,16 +292,16 @@ func inside(parent, dir string) bool {
 
 // writable creates dir when it is missing (made reports that) and proves it writable by
 // creating and removing a file in it.
-func writable(flag, dir string) (made bool, err error) {
+func writable(field Field, dir string) (made bool, err error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		made = true
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return false, inputErr(flag, "--%s %s cannot be created: %s", flag, dir, report.Reason(err))
+		return false, refuse(field, "%s %s cannot be created: %s", field, dir, report.Reason(err))
 	}
 	f, err := os.CreateTemp(dir, ".exe-expo-write-check-*")
 	if err != nil {
-		return made, inputErr(flag, "--%s %s is not writable: %s", flag, dir, report.Reason(err))
+		return made, refuse(field, "%s %s is not writable: %s", field, dir, report.Reason(err))
 	}
 	f.Close()
 	os.Remove(f.Name())
@@ -274,7 +313,7 @@ func writable(flag, dir string) (made bool, err error) {
 // then generate nonsense past that point.
 func (o *Options) checkModelWindow(src *model.Source) error {
 	if limit := modelLimit(src); limit > 0 && int64(o.Window) > limit {
-		return inputErr("context", "--context %d is over %s's %s-token limit (max_position_embeddings in its config.json)", o.Window, src.ID, family.Commas(limit))
+		return refuse(FieldWindow, "%s %d is over %s's %s-token limit (max_position_embeddings in its config.json)", FieldWindow, o.Window, src.ID, family.Commas(limit))
 	}
 	return nil
 }

@@ -18,54 +18,55 @@ import (
 )
 
 // TestValidateRefusesBeforeWork runs every refused input through Run: each is an
-// *InputError naming its flag, exit 2, and nothing is left on disk (no work folder, no
-// output folder), so no download, conversion or tool run can have started.
+// *InputError naming its field, in words that name no command-line flag, exit 2, and
+// nothing is left on disk (no work folder, no output folder), so no download, conversion
+// or tool run can have started. The CLI's wording of each is pinned in pkg/cli.
 func TestValidateRefusesBeforeWork(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
 	noMTK := t.TempDir() // an ExecuTorch tree without examples/mediatek
 	tests := []struct {
-		name string
-		edit func(o *export.Options)
-		flag string
-		want string
+		name  string
+		edit  func(o *export.Options)
+		field export.Field
+		want  string
 	}{
-		{"no backend", func(o *export.Options) { o.Backend = "" }, "backend", "--backend is required: one of xnnpack, vulkan, qnn, mediatek"},
-		{"unknown backend", func(o *export.Options) { o.Backend = "coreml" }, "backend", "--backend coreml is not one of xnnpack"},
-		{"soc for xnnpack", func(o *export.Options) { o.SoC = "SM8750" }, "soc", "--soc SM8750 does not apply to xnnpack"},
-		{"qnn without soc", func(o *export.Options) { o.Backend = "qnn" }, "soc", "--soc is required for qnn: one of SM8750, SM8650"},
-		{"unknown qnn chip", func(o *export.Options) { o.Backend, o.SoC = "qnn", "SM9999" }, "soc",
-			"--soc SM9999 is not a Qualcomm chip configured for export: the configured ones are SM8750, SM8650"},
-		{"a MediaTek chip plan does not list", func(o *export.Options) { o.Backend, o.SoC = "mediatek", "MT6989" }, "soc",
-			"--soc MT6989 is not a MediaTek chip configured for export: the configured ones are MT6991 (export.mediatek.socs"},
-		{"a Qualcomm chip for mediatek", func(o *export.Options) { o.Backend, o.SoC = "mediatek", "SM8750" }, "soc", "the configured ones are MT6991"},
-		{"negative window", func(o *export.Options) { o.Window = -1 }, "context", "--context -1 is negative"},
-		{"window that is no tier", func(o *export.Options) { o.Window = 1_000_000 }, "context",
-			"--context 1000000 is not a configured window for xnnpack: give one of 2048, 4096, 8192, 16384, 32768"},
-		{"mediatek's cache size is not an xnnpack window", func(o *export.Options) { o.Window = 512 }, "context", "--context 512 is not a configured window"},
-		{"unknown qmode", func(o *export.Options) { o.QMode = "int8" }, "qmode", "--qmode int8 is not one the recipes know"},
-		{"qmode for qnn", func(o *export.Options) { o.Backend, o.SoC, o.QMode = "qnn", "SM8750", "fp32" }, "qmode", "--qmode applies to xnnpack and vulkan"},
-		{"missing codes", func(o *export.Options) { o.Codes = filepath.Join(t.TempDir(), "codes.pt") }, "codes", "codes.pt cannot be read: no such file or directory"},
-		{"codes folder", func(o *export.Options) { o.Codes = t.TempDir() }, "codes", "is not a file"},
-		{"codes for qnn", func(o *export.Options) { o.Backend, o.SoC, o.Codes = "qnn", "SM8750", file }, "codes", "--codes applies to xnnpack and vulkan, not qnn"},
-		{"codes with fp32", func(o *export.Options) { o.Codes, o.QMode = file, "fp32" }, "codes", "--qmode fp32 quantizes nothing"},
-		{"negative timeout", func(o *export.Options) { o.Timeout = -time.Second }, "timeout", "--timeout -1s is negative"},
-		{"python missing", func(o *export.Options) { o.Python = "no-such-python-exe-expo" }, "python",
-			"--python no-such-python-exe-expo cannot be run (not found on PATH): point --python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
-		{"mediatek without its python", func(o *export.Options) { o.Backend, o.SoC, o.ExecuTorch = "mediatek", "MT6991", noMTK }, "mtk-python", "--mtk-python is required for mediatek"},
+		{"no backend", func(o *export.Options) { o.Backend = "" }, export.FieldBackend, "Backend is required: one of xnnpack, vulkan, qnn, mediatek"},
+		{"unknown backend", func(o *export.Options) { o.Backend = "coreml" }, export.FieldBackend, "Backend coreml is not one of xnnpack"},
+		{"soc for xnnpack", func(o *export.Options) { o.SoC = "SM8750" }, export.FieldSoC, "SoC SM8750 does not apply to xnnpack"},
+		{"qnn without soc", func(o *export.Options) { o.Backend = "qnn" }, export.FieldSoC, "SoC is required for qnn: one of SM8750, SM8650"},
+		{"unknown qnn chip", func(o *export.Options) { o.Backend, o.SoC = "qnn", "SM9999" }, export.FieldSoC,
+			"SoC SM9999 is not a Qualcomm chip configured for export: the configured ones are SM8750, SM8650"},
+		{"a MediaTek chip plan does not list", func(o *export.Options) { o.Backend, o.SoC = "mediatek", "MT6989" }, export.FieldSoC,
+			"SoC MT6989 is not a MediaTek chip configured for export: the configured ones are MT6991 (export.mediatek.socs"},
+		{"a Qualcomm chip for mediatek", func(o *export.Options) { o.Backend, o.SoC = "mediatek", "SM8750" }, export.FieldSoC, "the configured ones are MT6991"},
+		{"negative window", func(o *export.Options) { o.Window = -1 }, export.FieldWindow, "Window -1 is negative"},
+		{"window that is no tier", func(o *export.Options) { o.Window = 1_000_000 }, export.FieldWindow,
+			"Window 1000000 is not a configured window for xnnpack: give one of 2048, 4096, 8192, 16384, 32768"},
+		{"mediatek's cache size is not an xnnpack window", func(o *export.Options) { o.Window = 512 }, export.FieldWindow, "Window 512 is not a configured window"},
+		{"unknown qmode", func(o *export.Options) { o.QMode = "int8" }, export.FieldQMode, "QMode int8 is not one the recipes know"},
+		{"qmode for qnn", func(o *export.Options) { o.Backend, o.SoC, o.QMode = "qnn", "SM8750", "fp32" }, export.FieldQMode, "QMode applies to xnnpack and vulkan"},
+		{"missing codes", func(o *export.Options) { o.Codes = filepath.Join(t.TempDir(), "codes.pt") }, export.FieldCodes, "codes.pt cannot be read: no such file or directory"},
+		{"codes folder", func(o *export.Options) { o.Codes = t.TempDir() }, export.FieldCodes, "is not a file"},
+		{"codes for qnn", func(o *export.Options) { o.Backend, o.SoC, o.Codes = "qnn", "SM8750", file }, export.FieldCodes, "Codes applies to xnnpack and vulkan, not qnn"},
+		{"codes with fp32", func(o *export.Options) { o.Codes, o.QMode = file, "fp32" }, export.FieldCodes, "QMode fp32 quantizes nothing"},
+		{"negative timeout", func(o *export.Options) { o.Timeout = -time.Second }, export.FieldTimeout, "Timeout -1s is negative"},
+		{"python missing", func(o *export.Options) { o.Python = "no-such-python-exe-expo" }, export.FieldPython,
+			"Python no-such-python-exe-expo cannot be run (not found on PATH): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
+		{"mediatek without its python", func(o *export.Options) { o.Backend, o.SoC, o.ExecuTorch = "mediatek", "MT6991", noMTK }, export.FieldMTKPython, "MTKPython is required for mediatek"},
 		{"mediatek without examples/mediatek", func(o *export.Options) {
 			o.Backend, o.SoC, o.ExecuTorch, o.MTKPython = "mediatek", "MT6991", noMTK, filepath.Join(standin, "python-ok")
-		}, "executorch", "--executorch " + noMTK + " has no examples/mediatek folder"},
-		{"executorch that is no folder", func(o *export.Options) { o.Backend, o.SoC, o.ExecuTorch = "qnn", "SM8750", file }, "executorch", "is not a folder"},
-		{"out under a file", func(o *export.Options) { o.Out = filepath.Join(file, "out") }, "out", "--out " + filepath.Join(file, "out") + " cannot be created: not a directory"},
-		{"work under a file", func(o *export.Options) { o.Work = filepath.Join(file, "work") }, "work", "--work " + filepath.Join(file, "work") + " cannot be created: not a directory"},
-		{"work is out", func(o *export.Options) { o.Work = o.Out }, "work", "--work and --out must differ"},
-		{"work inside out", func(o *export.Options) { o.Work = filepath.Join(o.Out, "work") }, "work", "is inside --out"},
-		{"id that is no Hub id", func(o *export.Options) { o.ID = "no slash" }, "id", `--id "no slash" is not a Hugging Face model id (org/name)`},
-		{"id for a Hub model", func(o *export.Options) { o.Model, o.ID, o.Fetcher = "Qwen/Qwen3-0.6B", "Qwen/Qwen3-1.7B", &fakeHub{} }, "id",
-			"--id names the Hub id of a local model folder, and Qwen/Qwen3-0.6B is a Hub id already"},
-		{"neither folder nor id", func(o *export.Options) { o.Model = "not a model" }, "", `"not a model" is neither a local model folder nor a Hugging Face model id`},
-		{"hub id without a client", func(o *export.Options) { o.Model = "Qwen/Qwen3-0.6B" }, "", "Qwen/Qwen3-0.6B is a Hub id and this export has no Hub client"},
+		}, export.FieldExecuTorch, "ExecuTorch " + noMTK + " has no examples/mediatek folder"},
+		{"executorch that is no folder", func(o *export.Options) { o.Backend, o.SoC, o.ExecuTorch = "qnn", "SM8750", file }, export.FieldExecuTorch, "is not a folder"},
+		{"out under a file", func(o *export.Options) { o.Out = filepath.Join(file, "out") }, export.FieldOut, "Out " + filepath.Join(file, "out") + " cannot be created: not a directory"},
+		{"work under a file", func(o *export.Options) { o.Work = filepath.Join(file, "work") }, export.FieldWork, "Work " + filepath.Join(file, "work") + " cannot be created: not a directory"},
+		{"work is out", func(o *export.Options) { o.Work = o.Out }, export.FieldWork, "Work and Out must differ"},
+		{"work inside out", func(o *export.Options) { o.Work = filepath.Join(o.Out, "work") }, export.FieldWork, "is inside Out"},
+		{"id that is no Hub id", func(o *export.Options) { o.ID = "no slash" }, export.FieldID, `ID "no slash" is not a Hugging Face model id (org/name)`},
+		{"id for a Hub model", func(o *export.Options) { o.Model, o.ID, o.Fetcher = "Qwen/Qwen3-0.6B", "Qwen/Qwen3-1.7B", &fakeHub{} }, export.FieldID,
+			"ID names the Hub id of a local model folder, and Qwen/Qwen3-0.6B is a Hub id already"},
+		{"neither folder nor id", func(o *export.Options) { o.Model = "not a model" }, export.FieldModel, `"not a model" is neither a local model folder nor a Hugging Face model id`},
+		{"hub id without a client", func(o *export.Options) { o.Model = "Qwen/Qwen3-0.6B" }, export.FieldModel, "Qwen/Qwen3-0.6B is a Hub id and this export has no Hub client"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,8 +75,9 @@ func TestValidateRefusesBeforeWork(t *testing.T) {
 			_, err := export.Run(context.Background(), o)
 			var in *export.InputError
 			require.ErrorAs(t, err, &in)
-			assert.Equal(t, tc.flag, in.Flag)
+			assert.Equal(t, tc.field, in.Field)
 			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "--", "a library refusal names a flag")
 			assert.Equal(t, 2, export.ExitCode(err))
 			for _, dir := range []string{o.Out, o.Work} {
 				if !strings.HasPrefix(dir, file) {
@@ -93,8 +95,8 @@ func TestWindowOverModelLimit(t *testing.T) {
 	_, err := export.Run(context.Background(), o)
 	var in *export.InputError
 	require.ErrorAs(t, err, &in)
-	assert.Equal(t, "context", in.Flag)
-	assert.Equal(t, "--context 16384 is over SmolLM2-135M-Instruct's 8,192-token limit (max_position_embeddings in its config.json)", err.Error())
+	assert.Equal(t, export.FieldWindow, in.Field)
+	assert.Equal(t, "Window 16384 is over SmolLM2-135M-Instruct's 8,192-token limit (max_position_embeddings in its config.json)", err.Error())
 	assert.NoDirExists(t, o.Work)
 
 	// the reference host builds 16k of a 135M model; the limit caps the automatic pick (the
@@ -104,6 +106,22 @@ func TestWindowOverModelLimit(t *testing.T) {
 	o.Log = &log
 	_, _ = export.Run(context.Background(), o)
 	assert.Contains(t, log.String(), "exe-expo: SmolLM2-135M-Instruct to xnnpack at 8192 tokens (largest window this host can export: 8192)")
+}
+
+// TestInputErrorSentence: a refusal names options as Fields, not as text, so a caller
+// words every one its own way, the options it names besides its own field included.
+func TestInputErrorSentence(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "codes.pt")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	o := options(t, "Qwen/Qwen3-0.6B", "xnnpack", "ok", 2048)
+	o.Codes, o.QMode = file, "fp32"
+	_, err := export.Run(context.Background(), o)
+	var in *export.InputError
+	require.ErrorAs(t, err, &in)
+	assert.Equal(t, export.FieldCodes, in.Field)
+	assert.Equal(t, "Codes holds int4 GPTQ codes, and QMode fp32 quantizes nothing", in.Error())
+	named := in.Sentence(func(f export.Field) string { return "<" + strings.ToLower(string(f)) + ">" })
+	assert.Equal(t, "<codes> holds int4 GPTQ codes, and <qmode> fp32 quantizes nothing", named)
 }
 
 // TestFailedExportRemovesWork: a failed export removes the work folder it created, keeps
@@ -238,7 +256,7 @@ func TestErrorsReadAsSentences(t *testing.T) {
 		{"python without executorch", func(o *export.Options) { o.Python = filepath.Join(standin, "python-noet") },
 			filepath.Join(standin, "python-noet") + " has no executorch installed; the export needs ExecuTorch 1.4.0: point --python (or EXE_EXPO_PYTHON) at a python that has it"},
 		{"python that is a folder", func(o *export.Options) { o.Python = noConfig },
-			"--python " + noConfig + " cannot be run (is a directory): point --python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
+			"Python " + noConfig + " cannot be run (is a directory): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
