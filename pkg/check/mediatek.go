@@ -30,9 +30,9 @@ func (c MediaTekChunk) MethodNames() []string {
 
 var mtkMethod = regexp.MustCompile(`^(.+)_([0-9]+)t([0-9]+)c_([0-9]+)$`)
 
-// mediatek checks a chunk: its prompt and generation methods, each on NeuropilotBackend
-// with a blob that starts like a compiled NeuroPilot payload.
-func mediatek(prog *pte.Program, want MediaTekChunk) []string {
+// MediaTek checks a chunk: its prompt and generation methods, each on NeuropilotBackend
+// with a blob whose NeuronPayloadHeader agrees with it.
+func MediaTek(prog *pte.Program, want MediaTekChunk) []string {
 	names := prog.MethodNames()
 	var problems []string
 	if want.Exp != "" {

@@ -1,9 +1,11 @@
-package check
+package check_test
 
 import (
 	"encoding/binary"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
@@ -26,7 +28,7 @@ func neuronHead(version byte, inputs, outputs, dataLen uint32) []byte {
 func TestMediaTekPayload(t *testing.T) {
 	program := builder(t)
 	chunk := ptetest.MediaTekChunk{Exp: "Qwen3-0.6B_A16W4_4_chunks", PromptTokens: 128, Window: 2048, Chunk: 0}
-	want := Expect{MediaTek: MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 0}}
+	want := check.Expect{MediaTek: check.MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 0}}
 	names := chunk.MethodNames()
 	tests := []struct {
 		name string
@@ -58,7 +60,7 @@ func TestMediaTekPayload(t *testing.T) {
 			for i := range spec.Methods {
 				spec.Methods[i].Blob = tc.blob
 			}
-			r := Structural(program(spec, nil), "mediatek", want)
+			r := check.Structural(program(spec, nil), backend.MediaTek.Check, want)
 			wantProblems := []string{}
 			if tc.problem != "" {
 				for _, n := range names {

@@ -7,9 +7,9 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
 
-// requireMetadata reports getters the runtime cannot do without (the LLM runner fails
+// RequireMetadata reports getters the runtime cannot do without (the LLM runner fails
 // without get_max_seq_len).
-func requireMetadata(md pte.Metadata, names ...string) []string {
+func RequireMetadata(md pte.Metadata, names ...string) []string {
 	var problems []string
 	for _, n := range names {
 		if _, ok := md[n]; !ok {
@@ -20,7 +20,7 @@ func requireMetadata(md pte.Metadata, names ...string) []string {
 }
 
 // metadata compares the requested values with the ones the program carries.
-func metadata(md pte.Metadata, want Expect, backend string) []string {
+func metadata(md pte.Metadata, want Expect, singularEOS bool) []string {
 	var problems []string
 	intWant := func(name string, v int64) {
 		if v == 0 {
@@ -34,7 +34,7 @@ func metadata(md pte.Metadata, want Expect, backend string) []string {
 		problems = append(problems, compare(md, "get_bos_id", *want.BOS)...)
 	}
 	if want.EOS != nil {
-		problems = append(problems, compare(md, eosGetter(md, backend), want.EOS)...)
+		problems = append(problems, compare(md, eosGetter(md, singularEOS), want.EOS)...)
 	}
 	for _, name := range sortedKeys(want.Metadata) {
 		problems = append(problems, compare(md, name, want.Metadata[name])...)
@@ -43,10 +43,11 @@ func metadata(md pte.Metadata, want Expect, backend string) []string {
 }
 
 // eosGetter names the getter that holds the EOS ids. export_llm writes the list
-// get_eos_ids; Qualcomm's static llama writes one id as get_eos_id, so a QNN program without
-// the list is held to its singular getter (several requested ids then cannot match).
-func eosGetter(md pte.Metadata, backend string) string {
-	if backend == "qnn" {
+// get_eos_ids; Qualcomm's static llama writes one id as get_eos_id, so a program of a
+// backend whose tool does that, without the list, is held to its singular getter (several
+// requested ids then cannot match).
+func eosGetter(md pte.Metadata, singularEOS bool) string {
+	if singularEOS {
 		_, list := md["get_eos_ids"]
 		_, one := md["get_eos_id"]
 		if one && !list {

@@ -10,20 +10,18 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
 
-// Backends are the backend names the structural check knows.
-var Backends = []string{"xnnpack", "vulkan", "qnn", "mediatek"}
-
-// backendIDs maps a backend name to its delegate id and the blob signature its payload
-// starts with ("" for MediaTek, whose payload has no magic: mediatek reads its header).
-var backendIDs = map[string]struct{ id, sig string }{
-	"xnnpack":  {pte.XnnpackBackend, pte.SigXNNPACK},
-	"vulkan":   {pte.VulkanBackend, pte.SigVulkan},
-	"qnn":      {pte.QnnBackend, pte.SigQNN},
-	"mediatek": {pte.NeuropilotBackend, ""},
+// Spec is what a backend's programs must be, as the backend's definition (pkg/backend)
+// states it: the check itself knows no backend names, so a new backend brings its own.
+type Spec struct {
+	// Backend names the backend in verdicts.
+	Backend string
+	// Program lists what is wrong with the program's methods for this backend (the
+	// decoder methods, their delegate and payloads); nil means nothing can be checked.
+	Program func(prog *pte.Program, want Expect) []string
+	// SingularEOS: the backend's tool may write one EOS id as get_eos_id instead of the
+	// get_eos_ids list (Qualcomm's static llama), and is then held to that getter.
+	SingularEOS bool
 }
-
-// BackendID returns the delegate id of a backend name, or "".
-func BackendID(backend string) string { return backendIDs[backend].id }
 
 // Expect is what the export requested. Zero fields are not checked.
 type Expect struct {
@@ -63,10 +61,10 @@ func (r Result) Verdict() string {
 	return fmt.Sprintf("structural check (%s): failed: %s", r.Backend, strings.Join(r.Problems, "; "))
 }
 
-// Structural checks prog against what an export for backend should have produced. Each
-// problem is a sentence naming the method or metadata value at fault.
-func Structural(prog *pte.Program, backend string, want Expect) Result {
-	r := Result{Kind: "structural", Backend: backend, Problems: []string{},
+// Structural checks prog against what an export by spec's backend should have produced.
+// Each problem is a sentence naming the method or metadata value at fault.
+func Structural(prog *pte.Program, spec Spec, want Expect) Result {
+	r := Result{Kind: "structural", Backend: spec.Backend, Problems: []string{},
 		Methods: prog.MethodNames(), Delegates: map[string][]string{}, Metadata: prog.Metadata()}
 	for _, m := range prog.Methods {
 		r.Delegates[m.Name] = m.Backends()
@@ -74,35 +72,19 @@ func Structural(prog *pte.Program, backend string, want Expect) Result {
 			r.Delegates[m.Name] = []string{}
 		}
 	}
-	var problems []string
-	switch backend {
-	case "xnnpack", "vulkan":
-		problems = append(problems, decoder(prog, backend, "forward")...)
-		problems = append(problems, requireMetadata(r.Metadata, "get_max_seq_len")...)
-	case "qnn":
-		names := []string{"kv_forward", "prefill_forward"}
-		switch want.QNNMode {
-		case "", "hybrid":
-		case "kv":
-			names = names[:1]
-		default:
-			problems = append(problems, fmt.Sprintf("unknown QNN mode %q (want hybrid or kv)", want.QNNMode))
-		}
-		problems = append(problems, decoder(prog, backend, names...)...)
-	case "mediatek":
-		problems = append(problems, mediatek(prog, want.MediaTek)...)
-	default:
-		problems = append(problems, fmt.Sprintf("unknown backend %q (want one of %s)", backend, strings.Join(Backends, ", ")))
+	if spec.Program == nil {
+		r.Problems = append(r.Problems, fmt.Sprintf("%s has no structural check: nothing is exported to it", spec.Backend))
+	} else {
+		r.Problems = append(r.Problems, spec.Program(prog, want)...)
 	}
-	problems = append(problems, metadata(r.Metadata, want, backend)...)
-	r.Problems = append(r.Problems, problems...)
+	r.Problems = append(r.Problems, metadata(r.Metadata, want, spec.SingularEOS)...)
 	r.Passed = len(r.Problems) == 0
 	return r
 }
 
-// decoder checks that each named method exists and runs on the backend's delegate.
-func decoder(prog *pte.Program, backend string, names ...string) []string {
-	want := backendIDs[backend]
+// Decoder checks that each named method exists, runs on the delegate id and, when sig is
+// set, that the delegate's blobs start with that signature.
+func Decoder(prog *pte.Program, id, sig string, names ...string) []string {
 	var problems []string
 	for _, name := range names {
 		m := prog.Method(name)
@@ -110,7 +92,7 @@ func decoder(prog *pte.Program, backend string, names ...string) []string {
 			problems = append(problems, fmt.Sprintf("missing decoder method %q (has %s)", name, list(prog.MethodNames())))
 			continue
 		}
-		problems = append(problems, runsOn(m, want.id, want.sig)...)
+		problems = append(problems, runsOn(m, id, sig)...)
 	}
 	return problems
 }
@@ -141,11 +123,11 @@ func list(s []string) string { return "[" + strings.Join(s, ", ") + "]" }
 
 // StructuralFile opens path and checks it; a file that does not load is a failed check
 // whose one problem says why, so the report records it like any other verdict.
-func StructuralFile(path, backend string, want Expect) Result {
+func StructuralFile(path string, spec Spec, want Expect) Result {
 	prog, err := pte.OpenFile(path)
 	if err != nil {
-		return Result{Kind: "structural", Backend: backend, Problems: []string{"program did not load: " + err.Error()},
+		return Result{Kind: "structural", Backend: spec.Backend, Problems: []string{"program did not load: " + err.Error()},
 			Methods: []string{}, Delegates: map[string][]string{}, Metadata: pte.Metadata{}}
 	}
-	return Structural(prog, backend, want)
+	return Structural(prog, spec, want)
 }

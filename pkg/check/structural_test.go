@@ -1,4 +1,4 @@
-package check
+package check_test
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
 	"github.com/google/go-cmp/cmp"
@@ -28,6 +30,15 @@ func builder(t *testing.T) func(spec ptetest.Spec, err error) *pte.Program {
 
 func ptr(v int64) *int64 { return &v }
 
+// spec is the named backend's structural expectations, as its definition states them.
+func spec(name string) check.Spec {
+	b := backend.ByName(name)
+	if b == nil {
+		panic("no backend " + name)
+	}
+	return b.Check
+}
+
 func llmMeta(extra ...ptetest.Meta) []ptetest.Meta {
 	return append(ptetest.ExportLLMMetadata(2048, 4096, 1, []int64{2, 7}), extra...)
 }
@@ -43,8 +54,8 @@ func TestStructural(t *testing.T) {
 	kv := program(ptetest.QNN{Mode: "kv"}.Spec())
 	chunk := ptetest.MediaTekChunk{Exp: "Qwen3-0.6B_A16W4_4_chunks", PromptTokens: 128, Window: 2048, Chunk: 1}
 	mtk := program(chunk.Spec())
-	mtkWant := MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 1}
-	request := Expect{MaxSeqLen: 2048, MaxContextLen: 4096, BOS: ptr(1), EOS: []int64{2, 7}}
+	mtkWant := check.MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 1}
+	request := check.Expect{MaxSeqLen: 2048, MaxContextLen: 4096, BOS: ptr(1), EOS: []int64{2, 7}}
 	uncalled := program(ptetest.Spec{Methods: []ptetest.Method{{Name: "forward", Backend: pte.XnnpackBackend,
 		Blob: ptetest.XNNPACKBlob(64), NoCall: true}}, Metadata: llmMeta()}, nil)
 	prefillOnly := program(ptetest.Spec{Methods: []ptetest.Method{{Name: "prefill_forward", Backend: pte.QnnBackend,
@@ -60,53 +71,53 @@ func TestStructural(t *testing.T) {
 		name    string
 		prog    *pte.Program
 		backend string
-		want    Expect
+		want    check.Expect
 		errs    []string
 	}{
 		{"xnnpack as requested", xnn, "xnnpack", request, nil},
-		{"xnnpack extra metadata", xnn, "xnnpack", Expect{Metadata: map[string]any{"get_state_reset_at_zero": 1, "use_kv_cache": true}}, nil},
-		{"xnnpack other window", xnn, "xnnpack", Expect{MaxContextLen: 8192, MaxSeqLen: 2048}, []string{
+		{"xnnpack extra metadata", xnn, "xnnpack", check.Expect{Metadata: map[string]any{"get_state_reset_at_zero": 1, "use_kv_cache": true}}, nil},
+		{"xnnpack other window", xnn, "xnnpack", check.Expect{MaxContextLen: 8192, MaxSeqLen: 2048}, []string{
 			"metadata get_max_context_len is 4096, the request was 8192"}},
-		{"xnnpack wrong tokens", xnn, "xnnpack", Expect{BOS: ptr(0), EOS: []int64{7, 2}}, []string{
+		{"xnnpack wrong tokens", xnn, "xnnpack", check.Expect{BOS: ptr(0), EOS: []int64{7, 2}}, []string{
 			"metadata get_bos_id is 1, the request was 0",
 			"metadata get_eos_ids is [2 7], the request was [7 2]"}},
-		{"vulkan lacks LFM2 flag", vk, "vulkan", Expect{Metadata: map[string]any{"get_state_reset_at_zero": 1}}, []string{
+		{"vulkan lacks LFM2 flag", vk, "vulkan", check.Expect{Metadata: map[string]any{"get_state_reset_at_zero": 1}}, []string{
 			"metadata get_state_reset_at_zero is missing, the request was 1"}},
-		{"xnnpack file checked as vulkan", xnn, "vulkan", Expect{}, []string{
+		{"xnnpack file checked as vulkan", xnn, "vulkan", check.Expect{}, []string{
 			"forward does not run on VulkanBackend: delegates [XnnpackBackend], 1 delegate calls"}},
-		{"no get_max_seq_len", noSeq, "xnnpack", Expect{}, []string{
+		{"no get_max_seq_len", noSeq, "xnnpack", check.Expect{}, []string{
 			"metadata get_max_seq_len is missing (the runner requires it)"}},
-		{"xnnpack id with a vulkan blob", fakeBlob, "xnnpack", Expect{}, []string{
+		{"xnnpack id with a vulkan blob", fakeBlob, "xnnpack", check.Expect{}, []string{
 			"forward delegate 0 is not a XH00 payload: its blob starts VH00"}},
-		{"delegate listed but never called", uncalled, "xnnpack", Expect{}, []string{
+		{"delegate listed but never called", uncalled, "xnnpack", check.Expect{}, []string{
 			"forward does not run on XnnpackBackend: delegates [XnnpackBackend], 0 delegate calls"}},
-		{"qnn hybrid", hybrid, "qnn", Expect{MaxContextLen: 512}, nil},
-		{"qnn kv as kv", kv, "qnn", Expect{QNNMode: "kv"}, nil},
-		{"qnn kv mode without kv_forward", prefillOnly, "qnn", Expect{QNNMode: "kv"}, []string{
+		{"qnn hybrid", hybrid, "qnn", check.Expect{MaxContextLen: 512}, nil},
+		{"qnn kv as kv", kv, "qnn", check.Expect{QNNMode: "kv"}, nil},
+		{"qnn kv mode without kv_forward", prefillOnly, "qnn", check.Expect{QNNMode: "kv"}, []string{
 			`missing decoder method "kv_forward" (has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, prefill_forward])`}},
-		{"qnn kv mode with kv_forward on the CPU", kvOnCPU, "qnn", Expect{QNNMode: "kv"}, []string{
+		{"qnn kv mode with kv_forward on the CPU", kvOnCPU, "qnn", check.Expect{QNNMode: "kv"}, []string{
 			"kv_forward does not run on QnnBackend: delegates [XnnpackBackend], 1 delegate calls"}},
-		{"qnn unknown mode", hybrid, "qnn", Expect{QNNMode: "fast"}, []string{`unknown QNN mode "fast" (want hybrid or kv)`}},
-		{"qnn singular eos as requested", hybrid, "qnn", Expect{BOS: ptr(1), EOS: []int64{2}}, nil},
-		{"qnn singular eos, two requested", hybrid, "qnn", Expect{EOS: []int64{2, 7}}, []string{
+		{"qnn unknown mode", hybrid, "qnn", check.Expect{QNNMode: "fast"}, []string{`unknown QNN mode "fast" (want hybrid or kv)`}},
+		{"qnn singular eos as requested", hybrid, "qnn", check.Expect{BOS: ptr(1), EOS: []int64{2}}, nil},
+		{"qnn singular eos, two requested", hybrid, "qnn", check.Expect{EOS: []int64{2, 7}}, []string{
 			"metadata get_eos_id is 2, the request was [2 7]"}},
-		{"qnn singular eos, other id", kv, "qnn", Expect{QNNMode: "kv", EOS: []int64{3}}, []string{
+		{"qnn singular eos, other id", kv, "qnn", check.Expect{QNNMode: "kv", EOS: []int64{3}}, []string{
 			"metadata get_eos_id is 2, the request was [3]"}},
-		{"qnn list wins over singular", qnnWithList, "qnn", Expect{EOS: []int64{2}}, []string{
+		{"qnn list wins over singular", qnnWithList, "qnn", check.Expect{EOS: []int64{2}}, []string{
 			"metadata get_eos_ids is [2 7], the request was [2]"}},
-		{"qnn list as requested", qnnWithList, "qnn", Expect{EOS: []int64{2, 7}}, nil},
-		{"singular eos is QNN's only", singularEOS, "xnnpack", Expect{EOS: []int64{2}}, []string{
+		{"qnn list as requested", qnnWithList, "qnn", check.Expect{EOS: []int64{2, 7}}, nil},
+		{"singular eos is QNN's only", singularEOS, "xnnpack", check.Expect{EOS: []int64{2}}, []string{
 			"metadata get_eos_ids is missing, the request was [2]"}},
-		{"qnn kv as hybrid", kv, "qnn", Expect{}, []string{
+		{"qnn kv as hybrid", kv, "qnn", check.Expect{}, []string{
 			`missing decoder method "prefill_forward" (has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, kv_forward])`}},
-		{"qnn checked as xnnpack", hybrid, "xnnpack", Expect{}, []string{
+		{"qnn checked as xnnpack", hybrid, "xnnpack", check.Expect{}, []string{
 			`missing decoder method "forward" (has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, kv_forward, prefill_forward])`}},
-		{"mediatek named", mtk, "mediatek", Expect{MediaTek: mtkWant}, nil},
-		{"mediatek pattern", mtk, "mediatek", Expect{}, nil},
-		{"mediatek other chunk", mtk, "mediatek", Expect{MediaTek: MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 0}}, []string{
+		{"mediatek named", mtk, "mediatek", check.Expect{MediaTek: mtkWant}, nil},
+		{"mediatek pattern", mtk, "mediatek", check.Expect{}, nil},
+		{"mediatek other chunk", mtk, "mediatek", check.Expect{MediaTek: check.MediaTekChunk{Exp: chunk.Exp, PromptTokens: 128, Window: 2048, Chunk: 0}}, []string{
 			"methods are [Qwen3-0.6B_A16W4_4_chunks_128t2048c_1, Qwen3-0.6B_A16W4_4_chunks_1t2048c_1], " +
 				"want [Qwen3-0.6B_A16W4_4_chunks_128t2048c_0, Qwen3-0.6B_A16W4_4_chunks_1t2048c_0]"}},
-		{"qnn checked as mediatek", kv, "mediatek", Expect{}, []string{
+		{"qnn checked as mediatek", kv, "mediatek", check.Expect{}, []string{
 			"a MediaTek chunk has a prompt and a generation method, this file has [get_ar_len, get_bos_id, get_eos_id, get_max_context_len, get_max_seq_len, get_n_layers, get_use_kv_cache, get_vocab_size, kv_forward]",
 			"get_ar_len does not run on NeuropilotBackend: delegates [], 0 delegate calls",
 			"get_bos_id does not run on NeuropilotBackend: delegates [], 0 delegate calls",
@@ -117,12 +128,12 @@ func TestStructural(t *testing.T) {
 			"get_use_kv_cache does not run on NeuropilotBackend: delegates [], 0 delegate calls",
 			"get_vocab_size does not run on NeuropilotBackend: delegates [], 0 delegate calls",
 			"kv_forward does not run on NeuropilotBackend: delegates [QnnBackend], 1 delegate calls"}},
-		{"unknown backend", xnn, "enn", Expect{}, []string{
-			`unknown backend "enn" (want one of xnnpack, vulkan, qnn, mediatek)`}},
+		{"a backend nothing is exported to", xnn, "enn", check.Expect{}, []string{
+			"enn has no structural check: nothing is exported to it"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := Structural(tc.prog, tc.backend, tc.want)
+			r := check.Structural(tc.prog, spec(tc.backend), tc.want)
 			want := tc.errs
 			if want == nil {
 				want = []string{}
@@ -137,7 +148,7 @@ func TestStructural(t *testing.T) {
 func TestStructuralRealFile(t *testing.T) {
 	p, err := pte.OpenFile("testdata/add.pte")
 	require.NoError(t, err)
-	r := Structural(p, "xnnpack", Expect{})
+	r := check.Structural(p, spec("xnnpack"), check.Expect{})
 	want := []string{
 		"forward does not run on XnnpackBackend: delegates [], 0 delegate calls",
 		"metadata get_max_seq_len is missing (the runner requires it)",
@@ -150,7 +161,7 @@ func TestStructuralRealFile(t *testing.T) {
 
 func TestMediaTekNamesAgree(t *testing.T) {
 	c := ptetest.MediaTekChunk{Exp: "e", PromptTokens: 32, Window: 512, Chunk: 3}
-	w := MediaTekChunk{Exp: "e", PromptTokens: 32, Window: 512, Chunk: 3}
+	w := check.MediaTekChunk{Exp: "e", PromptTokens: 32, Window: 512, Chunk: 3}
 	assert.Equal(t, c.MethodNames(), w.MethodNames(), "ptetest and check name a chunk's methods alike")
 }
 
@@ -166,7 +177,7 @@ func TestStructuralFile(t *testing.T) {
 		{"testdata/missing.pte", "program did not load: open testdata/missing.pte", false},
 	}
 	for _, tc := range tests {
-		r := StructuralFile(tc.path, "xnnpack", Expect{})
+		r := check.StructuralFile(tc.path, spec("xnnpack"), check.Expect{})
 		assert.Equal(t, tc.passed, r.Passed, tc.path)
 		if assert.NotEmpty(t, r.Problems, tc.path) {
 			assert.True(t, strings.HasPrefix(r.Problems[0], tc.want), "%s: problems %q, want the first to start %q", tc.path, r.Problems, tc.want)

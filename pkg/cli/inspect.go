@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"unicode"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
@@ -38,7 +39,7 @@ type inspectOpts struct {
 func inspectFlags(fs *flag.FlagSet) func(Env, []string) int {
 	var o inspectOpts
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of text")
-	fs.StringVar(&o.backend, "backend", "", "run the structural check for xnnpack, vulkan, qnn or mediatek")
+	fs.StringVar(&o.backend, "backend", "", "run the structural check for "+words(exportable(), "or"))
 	fs.Int64Var(&o.maxSeq, "max-seq-len", 0, "expected get_max_seq_len (0: not checked)")
 	fs.Int64Var(&o.maxCtx, "max-context-len", 0, "expected get_max_context_len (0: not checked)")
 	fs.StringVar(&o.bos, "bos", "", "expected get_bos_id")
@@ -97,8 +98,9 @@ func tokenID(s string) (int64, error) {
 }
 
 func runInspect(env Env, path string, o inspectOpts) int {
-	if o.backend != "" && check.BackendID(o.backend) == "" {
-		fmt.Fprintf(env.Stderr, "inspect: unknown backend %q (%s)\n", o.backend, strings.Join(check.Backends, ", "))
+	b := backend.ByName(o.backend)
+	if o.backend != "" && (b == nil || b.Check.Program == nil) {
+		fmt.Fprintf(env.Stderr, "inspect: unknown backend %q (%s)\n", o.backend, strings.Join(exportable(), ", "))
 		return ExitFailed
 	}
 	want, err := o.expect()
@@ -113,7 +115,7 @@ func runInspect(env Env, path string, o inspectOpts) int {
 	}
 	view := newInspectView(filepath.Base(path), prog)
 	if o.backend != "" {
-		r := check.Structural(prog, o.backend, want)
+		r := check.Structural(prog, b.Check, want)
 		view.Check = &r
 	}
 	if o.asJSON {

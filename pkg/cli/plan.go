@@ -5,9 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
@@ -25,7 +26,7 @@ func init() {
 		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
 			id := fs.String("id", "", "the Hub id a local MODEL folder holds (the name rules and the QNN registry go by it; default: the folder's name)")
 			revision := fs.String("revision", "main", "Hub revision (branch, tag or commit); an offline plan says it was not checked")
-			backend := fs.String("backend", "", "show one backend only: xnnpack, vulkan, qnn, mediatek or enn")
+			only := fs.String("backend", "", "show one backend only: "+words(backend.Names(), "or"))
 			asJSON := fs.Bool("json", false, "print the plan as JSON")
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
 			return func(env Env, args []string) int {
@@ -33,23 +34,14 @@ func init() {
 					fmt.Fprintln(env.Stderr, "plan: give exactly one MODEL: a Hub id such as Qwen/Qwen3-1.7B or a local folder holding config.json")
 					return ExitFailed
 				}
-				if *backend != "" && !knownBackend(*backend) {
-					fmt.Fprintf(env.Stderr, "plan: unknown backend %q (xnnpack, vulkan, qnn, mediatek, enn)\n", *backend)
+				if *only != "" && backend.ByName(*only) == nil {
+					fmt.Fprintf(env.Stderr, "plan: unknown backend %q (%s)\n", *only, strings.Join(backend.Names(), ", "))
 					return ExitFailed
 				}
-				return runPlan(env, planRequest{ref: args[0], id: *id, revision: *revision, backend: *backend, cfgDir: *cfgDir, asJSON: *asJSON})
+				return runPlan(env, planRequest{ref: args[0], id: *id, revision: *revision, backend: *only, cfgDir: *cfgDir, asJSON: *asJSON})
 			}
 		},
 	})
-}
-
-func knownBackend(b string) bool {
-	for _, k := range family.Backends {
-		if k == b {
-			return true
-		}
-	}
-	return false
 }
 
 // planRequest is one plan command line.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,10 +20,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
 )
-
-var stageRules = map[string][]run.StageRule{
-	"xnnpack": run.StagesXNNPACK, "vulkan": run.StagesVulkan, "qnn": run.StagesQNN, "mediatek": run.StagesMediaTek,
-}
 
 func (o *Options) newReport(src *model.Source, v *family.Verdict, r *recipe.Recipe, g *gated) *report.Report {
 	var total int64
@@ -50,16 +47,13 @@ func (o *Options) newReport(src *model.Source, v *family.Verdict, r *recipe.Reci
 		StructuralCheck: []check.Result{},
 		Stages:          []report.StageReport{},
 	}
-	switch r.Backend {
-	case "xnnpack", "vulkan": // the NPU runtimes keep 16-bit caches: no fp32 figure
+	b := o.spec()
+	if b.LLM { // the NPU runtimes keep 16-bit caches: no fp32 figure
 		kv := g.row.KVBytesPerToken
 		rep.Window.KVBytesPerToken = &kv
-	case "qnn":
-		rep.Toolchain["qairt"] = o.Config.Versions.QAIRT
-	case "mediatek":
-		rep.Toolchain["neuropilot_sdk"] = o.Config.Versions.NeuroPilotSDKBuild
-		rep.Toolchain["mtk_converter"] = o.Config.Versions.MTKConverter
-		rep.Toolchain["mtk_neuron"] = o.Config.Versions.MTKNeuron
+	}
+	if b.Tools.Versions != nil {
+		maps.Copy(rep.Toolchain, b.Tools.Versions(o.Config.Versions))
 	}
 	if o.RunURL != "" {
 		rep.Run = &report.Run{URL: o.RunURL, ID: o.RunID}
@@ -93,7 +87,7 @@ func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe
 	for _, st := range r.Steps {
 		res, err := run.Tool(ctx, run.Spec{
 			Name: st.Name, Argv: st.Argv, Dir: st.Dir, Env: toolEnv(st.Env), Timeout: o.Timeout,
-			Output: o.Log, Stages: stageRules[st.Stages], SampleEvery: o.SampleEvery,
+			Output: o.Log, Stages: stagesOf(st.Stages), SampleEvery: o.SampleEvery,
 		})
 		rep.Stages = append(rep.Stages, report.StageReport{Tool: st.Name, Timings: res.Timings})
 		rep.Host.Memory = res.Memory
@@ -198,7 +192,7 @@ func (o *Options) collect(r *recipe.Recipe, rep *report.Report) error {
 		if err != nil {
 			return fmt.Errorf("read back %s: %w", out.To, err)
 		}
-		res := check.Structural(prog, r.Backend, *out.Expect)
+		res := check.Structural(prog, o.spec().Check, *out.Expect)
 		rep.StructuralCheck = append(rep.StructuralCheck, res)
 		for k, v := range res.Metadata {
 			rep.Metadata[k] = v
@@ -234,7 +228,7 @@ func resolve(from string) (string, error) {
 // copySideFiles copies the tokenizer and the upstream license files to the output root.
 func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
 	dir := o.srcDir
-	if rep.Backend == "xnnpack" || rep.Backend == "vulkan" {
+	if o.spec().LLM { // the app reads the tokenizer beside an export_llm file
 		for _, tk := range []string{"tokenizer.json", "tokenizer.model"} {
 			if _, err := os.Stat(filepath.Join(dir, tk)); err == nil {
 				if _, err := fileutil.Place(filepath.Join(dir, tk), filepath.Join(o.Out, tk), fileutil.Copy); err != nil {

@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
@@ -106,7 +106,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := o.checkModelWindow(src); err != nil {
 		return nil, err
 	}
-	v := family.Evaluate(o.Config, src)
+	v := backend.Evaluate(o.Config, src)
 	if len(v.Reasons) > 0 {
 		return nil, fmt.Errorf("%s is not eligible: %s", src.ID, joinReasons(v.Reasons))
 	}
@@ -118,7 +118,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "exe-expo: %s to %s at %d tokens (%s)\n", src.ID, o.Backend, g.window, g.reason)
-	r, err := recipe.Build(o.Config, recipe.Request{
+	r, err := backend.Build(o.Config, recipe.Request{
 		Backend: o.Backend, Source: src, Window: g.window, SoC: o.SoC, QMode: o.QMode, Codes: o.Codes,
 		Work: o.Work, SourceDir: o.srcDir, Python: o.Python, MTKPython: o.MTKPython, ExecuTorch: o.ExecuTorch,
 	})
@@ -204,9 +204,9 @@ func (o *Options) download(ctx context.Context, src *model.Source) error {
 	if rev == "" {
 		rev = o.Revision
 	}
-	// QNN's script loads the weights itself (by Hub id, or Meta's original/ files, which
-	// Fetch brings without weights); every other recipe reads the safetensors.
-	weights := o.Backend != "qnn"
+	// A backend whose script loads the weights itself (QNN: by Hub id, or Meta's original/
+	// files, which Fetch brings without weights) needs no safetensors.
+	weights := o.spec().Weights
 	got, err := o.Fetcher.Fetch(ctx, src.ID, rev, o.srcDir, weights)
 	if err != nil {
 		return hubError(src.ID, err)

@@ -19,7 +19,7 @@ type gated struct {
 	host   run.HostFacts
 	budget int64
 	row    plan.Row
-	// disk is the row's disk need plus what the backend keeps spare (MediaTek's margin).
+	// disk is the row's disk need plus what the backend keeps spare (its gate's margin).
 	disk int64
 }
 
@@ -32,6 +32,7 @@ func (o *Options) gate(src *model.Source) (*gated, error) {
 		return nil, err
 	}
 	g := &gated{model: m}
+	b := o.spec()
 	hostFn := o.Host
 	if hostFn == nil {
 		hostFn = run.Host
@@ -41,56 +42,40 @@ func (o *Options) gate(src *model.Source) (*gated, error) {
 	}
 	g.budget = g.host.MemTotalBytes + g.host.SwapTotalBytes - o.Config.Export.HostReserveBytes
 	size := func(w int) error {
-		row, err := plan.Estimate(o.Config, src, m, o.Backend, o.QMode, w)
+		row, err := plan.Estimate(o.Config, src, m, b, o.QMode, w)
 		if err != nil {
 			return err
 		}
-		g.window, g.row, g.disk = w, row, row.DiskNeedBytes
-		if o.Backend == "mediatek" {
-			g.disk += sizing.MTKDiskMarginBytes
-		}
+		g.window, g.row, g.disk = w, row, row.DiskNeedBytes+b.Gate.DiskMargin
 		return nil
 	}
-	e := o.Config.Export
-	switch o.Backend {
-	case "xnnpack", "vulkan":
+	if b.Gate.Fixed == nil {
 		return g, o.gateLLM(g, size, src)
-	case "qnn":
-		w, reason := e.QNN.MaxContextLen, "fixed by qnn.max_context_len (static NPU graphs)"
-		if o.Window > 0 {
-			w, reason = o.Window, "forced with --context (static NPU graphs)"
-		}
-		g.reason = reason
-		if err := size(w); err != nil {
-			return nil, err
-		}
-		return g, o.check(g, "the Qualcomm compile")
-	default:
-		w, reason := e.MediaTek.CacheSize, "fixed by mediatek.cache_size (static NPU graphs)"
-		if o.Window > 0 {
-			w, reason = o.Window, "forced with --context (static NPU graphs; mediatek.cache_size otherwise)"
-		}
-		g.reason = reason
-		if err := size(w); err != nil {
-			return nil, err
-		}
-		return g, o.check(g, fmt.Sprintf("calibration at a %d-token cache", w))
 	}
+	w, reason := b.Gate.Fixed(o.Config)
+	if o.Window > 0 {
+		w, reason = o.Window, b.Gate.Forced
+	}
+	g.reason = reason
+	if err := size(w); err != nil {
+		return nil, err
+	}
+	return g, o.check(g, b.Gate.What(w))
 }
 
 // gateLLM takes the requested window, or the largest configured window this host can
-// build within the model's max_position_embeddings.
+// build within the model's max_position_embeddings (backends without a fixed window).
 func (o *Options) gateLLM(g *gated, size func(int) error, src *model.Source) error {
 	if o.Window > 0 {
 		if err := size(o.Window); err != nil {
 			return err
 		}
 		g.reason = fmt.Sprintf("requested window %d", o.Window)
-		return o.check(g, "the export")
+		return o.check(g, o.spec().Gate.What(o.Window))
 	}
 	limit := modelLimit(src)
 	var tiers []int // descending
-	for _, w := range slices.Backward(plan.Windows(o.Config, o.Backend)) {
+	for _, w := range slices.Backward(o.spec().Windows(o.Config)) {
 		if limit == 0 || int64(w) <= limit {
 			tiers = append(tiers, w)
 		}
@@ -102,7 +87,7 @@ func (o *Options) gateLLM(g *gated, size func(int) error, src *model.Source) err
 		if err := size(w); err != nil {
 			return err
 		}
-		if o.check(g, "the export") == nil {
+		if o.check(g, o.spec().Gate.What(w)) == nil {
 			g.reason = fmt.Sprintf("largest window this host can export: %d", w)
 			return nil
 		}
@@ -121,7 +106,7 @@ func (o *Options) check(g *gated, what string) error {
 	if need > g.budget {
 		msg := fmt.Sprintf("%s at %d tokens needs about %s of memory, this host has %s (RAM %s + swap %s − %s reserve)",
 			what, g.window, sizing.GiB(need), sizing.GiB(g.budget), sizing.GiB(g.host.MemTotalBytes), sizing.GiB(g.host.SwapTotalBytes), sizing.GiB(o.Config.Export.HostReserveBytes))
-		if masks := g.model.MaskBytes(g.window); (o.Backend == "xnnpack" || o.Backend == "vulkan") && masks > g.budget/2 {
+		if masks := g.model.MaskBytes(g.window); o.spec().LLM && masks > g.budget/2 {
 			msg += fmt.Sprintf("; the causal masks alone take %s", sizing.GiB(masks))
 		}
 		return &SkipError{Reason: msg}

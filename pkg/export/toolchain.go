@@ -55,13 +55,12 @@ func toolchain(ctx context.Context, python string, dists ...string) (map[string]
 func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error) {
 	v := o.Config.Versions
 	dists := []string{"executorch", "torch", "torchao"}
+	b := o.spec()
 	python := o.Python
-	if o.Backend == "mediatek" {
-		python = o.MTKPython
-		dists = append(dists, "transformers", "mtk_converter", "mtk-neuron")
-	}
+	dists = append(dists, b.Tools.Dists...)
 	flag, env := "--python", "EXE_EXPO_PYTHON"
-	if o.Backend == "mediatek" {
+	if b.Tools.MTKPython {
+		python = o.MTKPython
 		flag, env = "--mtk-python", "MTK_PYTHON"
 	}
 	got, err := toolchain(ctx, python, dists...)
@@ -75,8 +74,8 @@ func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error)
 	if base := strings.SplitN(et, "+", 2)[0]; base != v.ExecuTorch {
 		return nil, fmt.Errorf("%s has executorch %s, and the app's runtime is ExecuTorch %s (config/versions.env): files written by another release may not load", python, et, v.ExecuTorch)
 	}
-	if o.Backend == "mediatek" {
-		for dist, pin := range map[string]string{"mtk_converter": v.MTKConverter, "mtk-neuron": v.MTKNeuron} {
+	if b.Tools.Pins != nil {
+		for dist, pin := range b.Tools.Pins(v) {
 			if have := got[dist]; !strings.HasPrefix(have, pin) {
 				return nil, fmt.Errorf("%s has %s %q, the pin is %s (NeuroPilot SDK %s)", python, dist, have, pin, v.NeuroPilotSDKBuild)
 			}

@@ -10,10 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
-	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
@@ -71,9 +71,6 @@ func refuse(field Field, format string, args ...any) *InputError {
 	return &InputError{Field: field, format: format, args: args}
 }
 
-// Backends are the export's backends, in the order the messages list them.
-var Backends = []string{"xnnpack", "vulkan", "qnn", "mediatek"}
-
 // Validate checks the request against the configuration and this host before anything
 // runs, so that a mistyped option costs a second, not a download and a conversion. It
 // fills the defaults (absolute folders, revision, python) and creates Out and Work
@@ -90,11 +87,12 @@ func (o *Options) Validate() error {
 }
 
 func (o *Options) checkBackend() error {
-	switch {
+	names := strings.Join(backend.NamesOf(backend.Exportable()), ", ")
+	switch b := o.spec(); {
 	case o.Backend == "":
-		return refuse(FieldBackend, "%s is required: one of %s", FieldBackend, strings.Join(Backends, ", "))
-	case !slices.Contains(Backends, o.Backend):
-		return refuse(FieldBackend, "%s %s is not one of %s", FieldBackend, o.Backend, strings.Join(Backends, ", "))
+		return refuse(FieldBackend, "%s is required: one of %s", FieldBackend, names)
+	case b == nil || b.Recipe == nil:
+		return refuse(FieldBackend, "%s %s is not one of %s", FieldBackend, o.Backend, names)
 	}
 	return nil
 }
@@ -102,43 +100,60 @@ func (o *Options) checkBackend() error {
 // checkSoC takes the chips configured for the backend, the very list plan prints, so
 // that export builds no chip that plan does not offer.
 func (o *Options) checkSoC() error {
-	var chips []string
-	var vendor, key string
-	switch o.Backend {
-	case "qnn":
-		chips, vendor, key = o.Config.Export.QNN.SoCs, "Qualcomm", "export.qnn.socs"
-	case "mediatek":
-		chips, vendor, key = o.Config.Export.MediaTek.SoCs, "MediaTek", "export.mediatek.socs"
-	default:
+	chips := o.spec().Chips
+	if chips == nil {
 		if o.SoC != "" {
-			return refuse(FieldSoC, "%s %s does not apply to %s: only qnn and mediatek files are built per chip", FieldSoC, o.SoC, o.Backend)
+			return refuse(FieldSoC, "%s %s does not apply to %s: only %s files are built per chip", FieldSoC, o.SoC, o.Backend, strings.Join(perChip(), " and "))
 		}
 		return nil
 	}
+	list := chips.List(o.Config)
 	if o.SoC == "" {
-		return refuse(FieldSoC, "%s is required for %s: one of %s (%s in pipeline.yaml)", FieldSoC, o.Backend, strings.Join(chips, ", "), key)
+		return refuse(FieldSoC, "%s is required for %s: one of %s (%s in pipeline.yaml)", FieldSoC, o.Backend, strings.Join(list, ", "), chips.Key)
 	}
-	for _, c := range chips {
+	for _, c := range list {
 		if strings.EqualFold(c, o.SoC) {
 			o.SoC = c
 			return nil
 		}
 	}
-	return refuse(FieldSoC, "%s %s is not a %s chip configured for export: the configured ones are %s (%s in pipeline.yaml)", FieldSoC, o.SoC, vendor, strings.Join(chips, ", "), key)
+	return refuse(FieldSoC, "%s %s is not a %s chip configured for export: the configured ones are %s (%s in pipeline.yaml)", FieldSoC, o.SoC, chips.Vendor, strings.Join(list, ", "), chips.Key)
+}
+
+// perChip lists the backends whose files are built per chip; llm those export_llm builds.
+func perChip() []string {
+	var out []string
+	for _, b := range backend.Exportable() {
+		if b.Chips != nil {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
+func llmBackends() []string {
+	var out []string
+	for _, b := range backend.Exportable() {
+		if b.LLM {
+			out = append(out, b.Name)
+		}
+	}
+	return out
 }
 
 // checkQuant checks QMode and Codes, which only the export_llm recipes take.
 func (o *Options) checkQuant() error {
-	llm := o.Backend == "xnnpack" || o.Backend == "vulkan"
+	llm := o.spec().LLM
+	llms := strings.Join(llmBackends(), " and ")
 	switch {
 	case o.QMode != "" && !llm:
-		return refuse(FieldQMode, "%s applies to xnnpack and vulkan; the %s recipe's precision is fixed in pipeline.yaml", FieldQMode, o.Backend)
+		return refuse(FieldQMode, "%s applies to %s; the %s recipe's precision is fixed in pipeline.yaml", FieldQMode, llms, o.Backend)
 	case o.QMode != "" && !config.KnownQMode(o.QMode):
 		return refuse(FieldQMode, "%s %s is not one the recipes know: %s", FieldQMode, o.QMode, strings.Join(config.QModes(), " or "))
 	case o.Codes == "":
 		return nil
 	case !llm:
-		return refuse(FieldCodes, "%s applies to xnnpack and vulkan, not %s", FieldCodes, o.Backend)
+		return refuse(FieldCodes, "%s applies to %s, not %s", FieldCodes, llms, o.Backend)
 	case o.QMode == "fp32":
 		return refuse(FieldCodes, "%s holds int4 GPTQ codes, and %s fp32 quantizes nothing", FieldCodes, FieldQMode)
 	}
@@ -156,7 +171,7 @@ func (o *Options) checkQuant() error {
 // checkWindow takes 0 (automatic) or one of the backend's configured windows, the ones
 // plan prints.
 func (o *Options) checkWindow() error {
-	ws := plan.Windows(o.Config, o.Backend)
+	ws := o.spec().Windows(o.Config)
 	if o.Window == 0 || slices.Contains(ws, o.Window) {
 		return nil
 	}
@@ -205,23 +220,32 @@ func (o *Options) checkModel() error {
 	return nil
 }
 
+// checkSourceTree requires the ExecuTorch source tree and the folder of it the recipe runs.
+func (o *Options) checkSourceTree(dir string) error {
+	et := o.Config.Versions.ExecuTorch
+	if dir == "" {
+		return nil
+	}
+	if o.ExecuTorch == "" {
+		return refuse(FieldExecuTorch, "%s is required for %s: an ExecuTorch %s source tree, whose %s holds the export scripts (or EXECUTORCH_SRC)", FieldExecuTorch, o.Backend, et, dir)
+	}
+	if !source.IsDir(filepath.Join(o.ExecuTorch, filepath.FromSlash(dir))) {
+		return refuse(FieldExecuTorch, "%s %s has no %s folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", FieldExecuTorch, o.ExecuTorch, dir, et)
+	}
+	return nil
+}
+
 // checkTools finds the pythons and the ExecuTorch source tree the backend's recipe runs.
 func (o *Options) checkTools() error {
 	et := o.Config.Versions.ExecuTorch
-	if o.Backend == "mediatek" {
+	if tools := o.spec().Tools; tools.MTKPython {
 		if o.MTKPython == "" {
-			return refuse(FieldMTKPython, "%s is required for mediatek: the python of the NeuroPilot tool virtualenv (or MTK_PYTHON)", FieldMTKPython)
+			return refuse(FieldMTKPython, "%s is required for %s: the python of the NeuroPilot tool virtualenv (or MTK_PYTHON)", FieldMTKPython, o.Backend)
 		}
 		if _, err := exec.LookPath(o.MTKPython); err != nil {
 			return refuse(FieldMTKPython, "%s %s cannot be run (%s): point %s or MTK_PYTHON at the NeuroPilot tool virtualenv's python", FieldMTKPython, o.MTKPython, lookReason(err), FieldMTKPython)
 		}
-		if o.ExecuTorch == "" {
-			return refuse(FieldExecuTorch, "%s is required for mediatek: an ExecuTorch %s source tree, whose examples/mediatek holds the export scripts (or EXECUTORCH_SRC)", FieldExecuTorch, et)
-		}
-		if !source.IsDir(filepath.Join(o.ExecuTorch, "examples", "mediatek")) {
-			return refuse(FieldExecuTorch, "%s %s has no examples/mediatek folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", FieldExecuTorch, o.ExecuTorch, et)
-		}
-		return nil
+		return o.checkSourceTree(tools.SourceTree)
 	}
 	if o.Python == "" {
 		o.Python = "python3"
@@ -232,7 +256,7 @@ func (o *Options) checkTools() error {
 	if o.ExecuTorch != "" && !source.IsDir(o.ExecuTorch) {
 		return refuse(FieldExecuTorch, "%s %s is not a folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", FieldExecuTorch, o.ExecuTorch, et)
 	}
-	return nil
+	return o.checkSourceTree(o.spec().Tools.SourceTree)
 }
 
 func lookReason(err error) string {

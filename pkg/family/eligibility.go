@@ -113,8 +113,17 @@ func nameReasons(cfg *config.Config, modelID, hint string) []string {
 	return reasons
 }
 
-// Evaluate decides eligibility and per-backend support for a loaded source model.
-func Evaluate(cfg *config.Config, src *model.Source) *Verdict {
+// BackendRule is one backend as eligibility sees it: its name and whether it takes the
+// model ("" when it does, else why not). The backends' definitions (pkg/backend) supply
+// them, so this package holds no backend's rules.
+type BackendRule struct {
+	Name    string
+	Support func(src *model.Source, fam *Family) string
+}
+
+// Evaluate decides eligibility and, through each backend's rule, per-backend support for a
+// loaded source model; a model no backend takes is not eligible.
+func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Verdict {
 	v := &Verdict{ModelID: src.ID, SHA: src.SHA, Reasons: []string{}}
 	var fam *Family
 	if src.Config != nil {
@@ -149,7 +158,7 @@ func Evaluate(cfg *config.Config, src *model.Source) *Verdict {
 		v.Reasons = append(v.Reasons, sizeReasons(cfg, src)...)
 		v.Reasons = append(v.Reasons, appNameReasons(cfg, src, fam)...)
 	}
-	v.Backends = backendVerdicts(cfg, src, fam)
+	v.Backends = backendVerdicts(src, fam, backends)
 	v.Eligible = len(v.Reasons) == 0 && len(v.Supported()) > 0
 	return v
 }
@@ -227,40 +236,16 @@ func appNameReasons(cfg *config.Config, src *model.Source, fam *Family) []string
 	return nil
 }
 
-func backendVerdicts(cfg *config.Config, src *model.Source, fam *Family) []BackendVerdict {
-	out := make([]BackendVerdict, 0, len(Backends))
-	for _, b := range Backends {
-		out = append(out, backendVerdict(cfg, src, fam, b))
+func backendVerdicts(src *model.Source, fam *Family, backends []BackendRule) []BackendVerdict {
+	out := make([]BackendVerdict, 0, len(backends))
+	for _, b := range backends {
+		if reason := b.Support(src, fam); reason != "" {
+			out = append(out, BackendVerdict{Backend: b.Name, Reason: reason})
+		} else {
+			out = append(out, BackendVerdict{Backend: b.Name, OK: true})
+		}
 	}
 	return out
-}
-
-func backendVerdict(cfg *config.Config, src *model.Source, fam *Family, b string) BackendVerdict {
-	no := func(reason string) BackendVerdict { return BackendVerdict{Backend: b, Reason: reason} }
-	if b == "enn" {
-		return no(ennReason)
-	}
-	if fam == nil || src.Config == nil {
-		return no("no family recipe for this architecture")
-	}
-	if r, ok := fam.Unsupported[b]; ok {
-		return no(r)
-	}
-	switch b {
-	case "xnnpack", "vulkan":
-		if _, err := XNNPACKPlan(fam, src.Config); err != nil {
-			return no(err.Error())
-		}
-	case "qnn":
-		if _, ok := QNNDecoders[src.ID]; !ok {
-			return no("no entry for this checkpoint in ExecuTorch 1.4.0's Qualcomm LLM scripts (they compile fixed registry checkpoints only)")
-		}
-	case "mediatek":
-		if _, err := MediaTekPlan(fam, src.Config, cfg.Export.MediaTek.MaxChunks); err != nil {
-			return no(err.Error())
-		}
-	}
-	return BackendVerdict{Backend: b, OK: true}
 }
 
 // Commas writes n with thousands separators (4,500,000,000).

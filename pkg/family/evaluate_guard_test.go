@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -15,11 +15,11 @@ import (
 func TestEligibleNeedsABackend(t *testing.T) {
 	c := cfg(t)
 	src := load(t, "Qwen/Qwen3-4B")
-	before := family.Evaluate(c, src)
+	before := backend.Evaluate(c, src)
 	require.True(t, before.Eligible, "precondition: Qwen3-4B is eligible as published; reasons %q", before.Reasons)
 
 	src.Config.Text["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": json.Number("4.0")}
-	v := family.Evaluate(c, src)
+	v := backend.Evaluate(c, src)
 	require.Empty(t, v.Reasons, "YaRN is a per-backend refusal, not a model-wide one")
 	require.Empty(t, v.Supported(), "every backend refuses it: %+v", v.Backends)
 	assert.False(t, v.Eligible, "eligible with no backend to export to")

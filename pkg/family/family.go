@@ -1,27 +1,12 @@
 // Package family decides whether a Hugging Face model can be exported and to which
 // backends: its family (from the architecture), the app's naming rules, the size caps, and
-// per backend either nothing (supported) or the sentence that says why not.
+// (through each backend's rule, pkg/backend) per backend either nothing (supported) or the
+// sentence that says why not.
 package family
 
 import (
 	"regexp"
 )
-
-// Backends in the order every plan, workflow and report lists them. ENN is listed so
-// that every plan says why nothing is exported to Samsung chips.
-var Backends = []string{"xnnpack", "vulkan", "qnn", "mediatek", "enn"}
-
-// BackendTitle is how a backend is named to people.
-var BackendTitle = map[string]string{
-	"xnnpack":  "XNNPACK (CPU)",
-	"vulkan":   "Vulkan (GPU)",
-	"qnn":      "Qualcomm QNN (HTP)",
-	"mediatek": "MediaTek NeuroPilot (APU)",
-	"enn":      "Samsung Exynos (ENN)",
-}
-
-// ennReason is the same for every model until ExecuTorch ships an LLM path for ENN.
-const ennReason = "waiting for an LLM path upstream: ExecuTorch 1.4.0 ships the Samsung ENN delegate with CNN examples only"
 
 // Family is one architecture family with everything that differs between families.
 type Family struct {
@@ -31,8 +16,6 @@ type Family struct {
 	AppTokens []string
 	// NamePattern must match a release's name (catches later versions on the same class).
 	NamePattern *regexp.Regexp
-	// Unsupported maps a backend to why this family cannot go there.
-	Unsupported map[string]string
 	// ModelType is the config.json model_type the family's recipes expect.
 	ModelType string
 }
@@ -42,45 +25,26 @@ var Families = []*Family{
 	{
 		Key: "qwen3", Architectures: []string{"Qwen3ForCausalLM"}, AppTokens: []string{"qwen3"},
 		NamePattern: regexp.MustCompile(`(?i)qwen3([^.\d]|$)`), ModelType: "qwen3",
-		Unsupported: map[string]string{},
 	},
 	{
 		Key: "lfm2", Architectures: []string{"Lfm2ForCausalLM"}, AppTokens: []string{"lfm25"},
 		NamePattern: regexp.MustCompile(`(?i)lfm2\.5([^.\d]|$)`), ModelType: "lfm2",
-		Unsupported: map[string]string{
-			"vulkan": "ExecuTorch 1.4.0's Vulkan delegate has no kernel for LFM2's short convolution (the runtime segfaults at the first prefill)",
-			"qnn":    "LFM2 is not in the Qualcomm LLM script's SUPPORTED_LLM_MODELS",
-		},
 	},
 	{
 		Key: "qwen2_5", Architectures: []string{"Qwen2ForCausalLM"}, AppTokens: []string{"qwen25"},
 		NamePattern: regexp.MustCompile(`(?i)qwen2\.5([^.\d]|$)`), ModelType: "qwen2",
-		Unsupported: map[string]string{
-			"mediatek": "the MediaTek runner's additive -100 attention mask leaks for Qwen2.5 (KL 0.013, 98% top-1 agreement with fp32), so it is not published",
-		},
 	},
 	{
 		Key: "llama", Architectures: []string{"LlamaForCausalLM"}, AppTokens: []string{"llama32", "smollm2"},
 		NamePattern: regexp.MustCompile(`(?i)llama-?3\.2([^.\d]|$)|smollm2(\D|$)`), ModelType: "llama",
-		Unsupported: map[string]string{},
 	},
 	{
 		Key: "gemma3", Architectures: []string{"Gemma3ForCausalLM"}, AppTokens: []string{"gemma3"},
 		NamePattern: regexp.MustCompile(`(?i)gemma-?3([^.\dn]|$)`), ModelType: "gemma3_text",
-		Unsupported: map[string]string{
-			"xnnpack":  "Gemma 3 is not in ExecuTorch 1.4.0 export_llm's model list",
-			"vulkan":   "Gemma 3 is not in ExecuTorch 1.4.0 export_llm's model list",
-			"mediatek": "the MediaTek scripts expect model_type gemma3, and the Hugging Face config says gemma3_text",
-		},
 	},
 	{
 		Key: "smollm3", Architectures: []string{"SmolLM3ForCausalLM"}, AppTokens: []string{"smollm3"},
 		NamePattern: regexp.MustCompile(`(?i)smollm3(\D|$)`), ModelType: "smollm3",
-		Unsupported: map[string]string{
-			"xnnpack":  "SmolLM3 is not in ExecuTorch 1.4.0 export_llm's model list",
-			"vulkan":   "SmolLM3 is not in ExecuTorch 1.4.0 export_llm's model list",
-			"mediatek": "the MediaTek scripts have no SmolLM3 model definition",
-		},
 	},
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
@@ -71,7 +72,7 @@ func TestEvaluateRealConfigs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
-			v := family.Evaluate(c, load(t, tc.id))
+			v := backend.Evaluate(c, load(t, tc.id))
 			if v.Eligible != tc.eligible || v.Family != tc.family {
 				t.Errorf("eligible=%v family=%q, want %v %q; reasons %q", v.Eligible, v.Family, tc.eligible, tc.family, v.Reasons)
 			}
@@ -103,24 +104,24 @@ func TestRealParameterCap(t *testing.T) {
 	c := cfg(t)
 	src := load(t, "Qwen/Qwen3-4B")
 	src.Params = &model.Params{Total: 4_500_000_000, Source: "test"}
-	v := family.Evaluate(c, src)
+	v := backend.Evaluate(c, src)
 	if v.Eligible || !strings.Contains(strings.Join(v.Reasons, "|"), "4,500,000,000 parameters is not below 4,500,000,000") {
 		t.Errorf("4.5B real parameters accepted: %q", v.Reasons)
 	}
 	src.Params = nil
-	v = family.Evaluate(c, src)
+	v = backend.Evaluate(c, src)
 	if v.Eligible || !strings.Contains(strings.Join(v.Reasons, "|"), "no safetensors parameter count") {
 		t.Errorf("unknown count accepted: %q", v.Reasons)
 	}
 	src = load(t, "Qwen/Qwen3-1.7B")
 	src.AccessError = "gated repo and the HF_TOKEN account has no access: accept the license at https://huggingface.co/Qwen/Qwen3-1.7B with that account"
-	v = family.Evaluate(c, src)
+	v = backend.Evaluate(c, src)
 	if v.Eligible || !strings.HasPrefix(v.Reasons[0], "gated repo") {
 		t.Errorf("gated: %q", v.Reasons)
 	}
 	src = load(t, "Qwen/Qwen3-1.7B")
 	src.PipelineTag = "text-ranking"
-	if v = family.Evaluate(c, src); v.Eligible || !strings.Contains(v.Reasons[0], "pipeline tag is text-ranking") {
+	if v = backend.Evaluate(c, src); v.Eligible || !strings.Contains(v.Reasons[0], "pipeline tag is text-ranking") {
 		t.Errorf("pipeline tag: %q", v.Reasons)
 	}
 }
@@ -168,7 +169,7 @@ func TestFolderNameReasonsSayPassID(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := load(t, "Qwen/Qwen3-0.6B")
 			src.ID, src.IDFromFolder = tc.id, tc.fromDir
-			v := family.Evaluate(c, src)
+			v := backend.Evaluate(c, src)
 			assert.Equal(t, tc.eligible, v.Eligible, "reasons: %q", v.Reasons)
 			for _, want := range tc.withHint {
 				r := reasonWith(v.Reasons, want)

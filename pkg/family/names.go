@@ -44,22 +44,40 @@ func AppFamily(name string) string {
 	return ""
 }
 
-// AppBackend is the backend the app infers from a repo name or path.
+// appBackends is the app's table for reading a backend from a path, in the order it
+// checks them (lower-case substrings). It is the app's rule, not a list of our backends:
+// each backend's definition names the app backend its files must read as.
+var appBackends = []struct {
+	name     string
+	keywords []string
+}{
+	{"xnnpack", []string{"xnnpack"}},
+	{"vulkan", []string{"vulkan"}},
+	{"qnn", []string{"qnn", "qualcomm", "htp"}},
+	{"neuropilot", []string{"neuropilot", "mediatek", "mtk"}},
+	{"mlx", []string{"mlx"}},
+}
+
+// AppBackend is the backend the app infers from a repo name or path ("unknown" for none).
 func AppBackend(text string) string {
 	t := strings.ToLower(text)
-	switch {
-	case strings.Contains(t, "xnnpack"):
-		return "xnnpack"
-	case strings.Contains(t, "vulkan"):
-		return "vulkan"
-	case strings.Contains(t, "qnn"), strings.Contains(t, "qualcomm"), strings.Contains(t, "htp"):
-		return "qnn"
-	case strings.Contains(t, "neuropilot"), strings.Contains(t, "mediatek"), strings.Contains(t, "mtk"):
-		return "neuropilot"
-	case strings.Contains(t, "mlx"):
-		return "mlx"
+	for _, b := range appBackends {
+		for _, k := range b.keywords {
+			if strings.Contains(t, k) {
+				return b.name
+			}
+		}
 	}
 	return "unknown"
+}
+
+// AppRepoBackend is the backend the app reads into every file of a repo from the repo's
+// own name, which no published repo may carry: only xnnpack is read that way ("" otherwise).
+func AppRepoBackend(repoName string) string {
+	if b := appBackends[0]; strings.Contains(strings.ToLower(repoName), b.keywords[0]) {
+		return b.name
+	}
+	return ""
 }
 
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9_.-]`)

@@ -30,9 +30,6 @@ func refuse(format string, args ...any) error {
 
 // XNNPACKPlan builds the export_llm plan shared by XNNPACK and Vulkan, or refuses.
 func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
-	if u, ok := f.Unsupported["xnnpack"]; ok {
-		return nil, refuse("%s", u)
-	}
 	a, err := model.ArchOf(c)
 	if err != nil {
 		return nil, refuse("%v", err)
@@ -189,9 +186,6 @@ var mtkScripts = map[string]MTKPlan{
 
 // MediaTekPlan picks the script, preformatter and chunk count, or refuses.
 func MediaTekPlan(f *Family, c *model.Config, maxChunks int) (*MTKPlan, error) {
-	if u, ok := f.Unsupported["mediatek"]; ok {
-		return nil, refuse("%s", u)
-	}
 	p, ok := mtkScripts[f.Key]
 	if !ok {
 		return nil, refuse("the MediaTek scripts have no model definition for %s", f.Key)

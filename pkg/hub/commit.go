@@ -135,7 +135,7 @@ func (f CommitFile) open() (io.ReadCloser, error) {
 	}
 	r, err := os.Open(f.LocalPath)
 	if err != nil {
-		return nil, fmt.Errorf("hub: open %s: %w", f.LocalPath, err)
+		return nil, fileutil.Error("open", f.LocalPath, err)
 	}
 	return r, nil
 }

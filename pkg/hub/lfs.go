@@ -14,6 +14,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
 
 var lfsHeader = http.Header{
@@ -145,7 +147,7 @@ func (c *Client) putPart(ctx context.Context, f *plannedFile, href string, off, 
 	if f.LocalPath != "" {
 		fh, err := os.Open(f.LocalPath)
 		if err != nil {
-			return fmt.Errorf("hub: open %s: %w", f.LocalPath, err)
+			return fileutil.Error("open", f.LocalPath, err)
 		}
 		defer fh.Close()
 		body = func() (io.Reader, error) { return io.NewSectionReader(fh, off, n), nil }

@@ -4,8 +4,7 @@
 package plan
 
 import (
-	"sort"
-
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
@@ -86,7 +85,7 @@ type Row struct {
 
 // Build computes the plan of a loaded source. only, when set, limits the backends shown.
 func Build(cfg *config.Config, src *model.Source, only string) *Plan {
-	v := family.Evaluate(cfg, src)
+	v := backend.Evaluate(cfg, src)
 	p := &Plan{Model: src.ID, Revision: src.Revision, RevisionNote: src.RevisionNote, Origin: src.Origin, Verdict: v, Params: src.Params,
 		PhoneBudgetBytes: cfg.Export.DeviceBudgetBytes, PhoneOverheadBytes: cfg.Export.RuntimeOverheadBytes}
 	var sm *sizing.Model
@@ -104,9 +103,10 @@ func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 		if only != "" && bv.Backend != only {
 			continue
 		}
-		bp := BackendPlan{Backend: bv.Backend, Title: family.BackendTitle[bv.Backend], OK: bv.OK, Reason: bv.Reason}
+		b := backend.ByName(bv.Backend)
+		bp := BackendPlan{Backend: bv.Backend, Title: b.Title, OK: bv.OK, Reason: bv.Reason}
 		if bv.OK && sm != nil {
-			fillBackend(cfg, src, *sm, &bp)
+			fillBackend(cfg, src, *sm, b, &bp)
 		}
 		p.Backends = append(p.Backends, bp)
 	}
@@ -119,21 +119,4 @@ func summarize(m *sizing.Model) *ArchSummary {
 		Layers: a.Layers, AttentionLayers: a.AttentionLayers(), Heads: a.Heads, KVHeads: a.KVHeads,
 		HeadDim: a.HeadDim, Dim: a.Dim, Intermediate: a.Intermediate, Vocab: a.Vocab, Tied: a.Tied, HFRope: m.HFRope,
 	}
-}
-
-// Windows lists a backend's windows, ascending: the context tiers, plus MediaTek's default
-// cache size.
-func Windows(cfg *config.Config, backend string) []int {
-	ws := append([]int(nil), cfg.Export.ContextTiers...)
-	if backend == "mediatek" {
-		ws = append(ws, cfg.Export.MediaTek.CacheSize)
-	}
-	sort.Ints(ws)
-	out := ws[:0]
-	for i, w := range ws {
-		if i == 0 || w != ws[i-1] {
-			out = append(out, w)
-		}
-	}
-	return out
 }

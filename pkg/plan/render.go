@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/sizing"
 )
@@ -38,11 +39,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 			a.Layers, a.AttentionLayers, a.Heads, a.KVHeads, a.HeadDim, a.Dim, family.Commas(a.Vocab))
 	}
 	if v.Eligible {
-		var names []string
-		for _, b := range v.Supported() {
-			names = append(names, family.BackendTitle[b])
-		}
-		ew.printf("Verdict: eligible for %s\n", strings.Join(names, ", "))
+		ew.printf("Verdict: eligible for %s\n", strings.Join(backend.Titles(v.Supported()), ", "))
 	} else {
 		ew.printf("Verdict: not eligible\n")
 		for _, r := range v.Reasons {

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-
-	"gopkg.in/yaml.v3"
+	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"gopkg.in/yaml.v3"
 )
 
 // exportLLM is the subset of ExecuTorch 1.4.0's LlmConfig the recipe writes, in the
@@ -50,7 +50,72 @@ type exportLLM struct {
 	} `yaml:"backend"`
 }
 
-func buildLLM(cfg *config.Config, req Request) (*Recipe, error) {
+// LLM is what differs between the backends export_llm builds for: their settings in
+// pipeline.yaml, the file name, which delegate the config enables, and how the recipe's
+// description names it. Each such backend's definition (pkg/backend) fills one in.
+type LLM struct {
+	Recipe config.LLMRecipe
+	// NameTag goes between the model name and the qmode in the file name ("vulkan"), so the
+	// app reads the backend from the name; empty for none.
+	NameTag string
+	// XNNPACK enables the XNNPACK delegate with extended ops; Vulkan the Vulkan delegate.
+	XNNPACK, Vulkan bool
+	// Describes ends the recipe's description (", XNNPACK with extended ops").
+	Describes string
+}
+
+// llmJob is one export_llm run worked out: its plan, qmode and names.
+type llmJob struct {
+	t      LLM
+	plan   *family.LLMPlan
+	qmode  string
+	qlabel string
+	name   string
+	seq    int
+	lfm2   bool
+}
+
+// Build is the recipe builder of one export_llm backend.
+func (t LLM) Build(cfg *config.Config, req Request) (*Recipe, error) {
+	j, err := t.job(cfg, req)
+	if err != nil {
+		return nil, err
+	}
+	bos, eos := req.Source.SpecialTokens()
+	expect := &check.Expect{MaxSeqLen: int64(j.seq), MaxContextLen: int64(req.Window), BOS: bos, EOS: eos}
+	if j.lfm2 {
+		expect.Metadata = map[string]any{"get_state_reset_at_zero": int64(1)}
+	}
+	paramsJSON, err := json.MarshalIndent(j.plan.Params, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode params: %w", err)
+	}
+	ptePath := join(req.Work, j.name)
+	checkpoint := join(req.Work, "checkpoint", "consolidated.pth")
+	yamlBytes, err := j.config(req, ptePath, checkpoint, llmMetadata(bos, eos, j.lfm2))
+	if err != nil {
+		return nil, err
+	}
+	folder := req.Backend
+	return &Recipe{
+		Backend: req.Backend, Target: "any arm64", Window: req.Window, Label: family.WindowLabel(req.Window), Folder: folder,
+		Files: map[string][]byte{
+			"params.json":     append(paramsJSON, '\n'),
+			"export_llm.yaml": yamlBytes,
+		},
+		Checkpoint: checkpoint,
+		Steps: []Step{{
+			Name: "export_llm", Argv: j.argv(req), Dir: req.Work, Stages: req.Backend,
+			Env: map[string]string{"PYTHONUNBUFFERED": "1"},
+		}},
+		Outputs: []Output{{From: ptePath, To: repoPath(folder, j.name), Kind: "pte", Expect: expect}},
+		Fields:  llmFields(cfg, j, req),
+	}, nil
+}
+
+// job picks the family's export_llm plan, the qmode (the request's over the recipe's) and
+// the file name.
+func (t LLM) job(cfg *config.Config, req Request) (*llmJob, error) {
 	src := req.Source
 	fam := family.ByArchitecture(src.Config.Architectures())
 	if fam == nil {
@@ -60,76 +125,67 @@ func buildLLM(cfg *config.Config, req Request) (*Recipe, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s cannot be exported to %s: %w", src.ID, req.Backend, err)
 	}
-	if reason, ok := fam.Unsupported[req.Backend]; ok {
-		return nil, fmt.Errorf("%s cannot be exported to %s: %s", src.ID, req.Backend, reason)
-	}
-	rc := cfg.Export.XNNPACK
-	if req.Backend == "vulkan" {
-		rc = cfg.Export.Vulkan
-	}
-	qmode := rc.QMode
+	j := &llmJob{t: t, plan: plan, qmode: t.Recipe.QMode, seq: min(cfg.Export.PrefillChunk, req.Window), lfm2: fam.Key == "lfm2"}
 	if req.QMode != "" {
-		qmode = req.QMode
+		j.qmode = req.QMode
 	}
-	if qmode != "8da4w" && qmode != "fp32" {
-		return nil, fmt.Errorf("qmode %q: the recipes know 8da4w and fp32", qmode)
+	if !config.KnownQMode(j.qmode) {
+		return nil, fmt.Errorf("qmode %q: the recipes know %s", j.qmode, strings.Join(config.QModes(), " and "))
 	}
-	if req.Codes != "" && qmode != "8da4w" {
-		return nil, fmt.Errorf("GPTQ codes apply to 8da4w, not %s", qmode)
+	if req.Codes != "" && j.qmode != "8da4w" {
+		return nil, fmt.Errorf("GPTQ codes apply to 8da4w, not %s", j.qmode)
 	}
-	label := family.WindowLabel(req.Window)
-	qlabel := qmode
+	j.qlabel = j.qmode
 	if req.Codes != "" {
-		qlabel += "-gptq"
+		j.qlabel += "-gptq"
 	}
-	name := fmt.Sprintf("%s-%s-%s.pte", src.Name(), qlabel, label)
-	if req.Backend == "vulkan" {
-		name = fmt.Sprintf("%s-vulkan-%s-%s.pte", src.Name(), qlabel, label)
+	stem := src.Name()
+	if t.NameTag != "" {
+		stem += "-" + t.NameTag
 	}
-	seq := min(cfg.Export.PrefillChunk, req.Window)
-	bos, eos := src.SpecialTokens()
+	j.name = fmt.Sprintf("%s-%s-%s.pte", stem, j.qlabel, family.WindowLabel(req.Window))
+	return j, nil
+}
+
+// llmMetadata is the metadata export_llm writes into the program as getters.
+func llmMetadata(bos *int64, eos []int64, lfm2 bool) string {
 	meta := map[string]any{}
-	expect := &check.Expect{MaxSeqLen: int64(seq), MaxContextLen: int64(req.Window), BOS: bos, EOS: eos}
 	if bos != nil {
 		meta["get_bos_id"] = *bos
 	}
 	if len(eos) > 0 {
 		meta["get_eos_ids"] = eos
 	}
-	lfm2 := fam.Key == "lfm2"
 	if lfm2 {
 		meta["get_state_reset_at_zero"] = 1
-		expect.Metadata = map[string]any{"get_state_reset_at_zero": int64(1)}
 	}
-	metaJSON, _ := json.Marshal(meta)
-	paramsJSON, err := json.MarshalIndent(plan.Params, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode params: %w", err)
-	}
-	ptePath := join(req.Work, name)
-	checkpoint := join(req.Work, "checkpoint", "consolidated.pth")
+	b, _ := json.Marshal(meta)
+	return string(b)
+}
 
+// config writes export_llm's YAML config.
+func (j *llmJob) config(req Request, ptePath, checkpoint, metaJSON string) ([]byte, error) {
+	rc := j.t.Recipe
 	var y exportLLM
-	y.Base.ModelClass = plan.ModelClass
+	y.Base.ModelClass = j.plan.ModelClass
 	y.Base.Params = join(req.Work, "params.json")
 	y.Base.Checkpoint = checkpoint
-	y.Base.Metadata = string(metaJSON)
+	y.Base.Metadata = metaJSON
 	y.Model.DtypeOverride = "fp32"
 	y.Model.EnableDynamicShape = true
 	y.Model.UseSDPAWithKVCache = true
 	y.Model.UseKVCache = true
-	y.Export.MaxSeqLength = seq
+	y.Export.MaxSeqLength = j.seq
 	y.Export.MaxContextLength = req.Window
 	y.Export.OutputName = ptePath
-	if qmode == "8da4w" {
+	if j.qmode == "8da4w" {
 		q, g := "8da4w", rc.GroupSize
 		y.Quantization.QMode, y.Quantization.GroupSize = &q, &g
 	}
 	y.Quantization.EmbeddingQuantize = quoted(rc.EmbeddingQuantize)
 	y.Quantization.UseHQQ = rc.EmbeddingHQQ
-	if req.Backend == "xnnpack" {
-		y.Backend.XNNPACK.Enabled, y.Backend.XNNPACK.ExtendedOps = true, true
-	} else {
+	y.Backend.XNNPACK.Enabled, y.Backend.XNNPACK.ExtendedOps = j.t.XNNPACK, j.t.XNNPACK
+	if j.t.Vulkan {
 		y.Backend.Vulkan = &struct {
 			Enabled bool `yaml:"enabled"`
 		}{Enabled: true}
@@ -140,37 +196,28 @@ func buildLLM(cfg *config.Config, req Request) (*Recipe, error) {
 	if err := enc.Encode(&y); err != nil {
 		return nil, fmt.Errorf("encode export_llm config: %w", err)
 	}
-	yamlBytes := yb.Bytes()
-	configPath := join(req.Work, "export_llm.yaml")
-	argv := []string{req.Python, "-m", "executorch.extension.llm.export.export_llm", "--config", configPath}
-	if req.Codes != "" || lfm2 {
-		argv = []string{req.Python, join(req.Work, "drivers", "export_with_codes.py"), "--config", configPath}
-		if req.Codes != "" {
-			argv = append(argv, "--codes", req.Codes)
-		}
-		if lfm2 {
-			argv = append(argv, "--lfm2-state-fix")
-		}
-	}
-	folder := req.Backend
-	r := &Recipe{
-		Backend: req.Backend, Target: "any arm64", Window: req.Window, Label: label, Folder: folder,
-		Files: map[string][]byte{
-			"params.json":     append(paramsJSON, '\n'),
-			"export_llm.yaml": yamlBytes,
-		},
-		Checkpoint: checkpoint,
-		Steps: []Step{{
-			Name: "export_llm", Argv: argv, Dir: req.Work, Stages: req.Backend,
-			Env: map[string]string{"PYTHONUNBUFFERED": "1"},
-		}},
-		Outputs: []Output{{From: ptePath, To: repoPath(folder, name), Kind: "pte", Expect: expect}},
-		Fields:  llmFields(cfg, plan, rc, qmode, req, seq),
-	}
-	return r, nil
+	return yb.Bytes(), nil
 }
 
-func llmFields(cfg *config.Config, plan *family.LLMPlan, rc config.LLMRecipe, qmode string, req Request, seq int) map[string]any {
+// argv runs export_llm, or our wrapper when GPTQ codes are injected or LFM2's state reset
+// needs fixing.
+func (j *llmJob) argv(req Request) []string {
+	configPath := join(req.Work, "export_llm.yaml")
+	if req.Codes == "" && !j.lfm2 {
+		return []string{req.Python, "-m", "executorch.extension.llm.export.export_llm", "--config", configPath}
+	}
+	argv := []string{req.Python, join(req.Work, "drivers", "export_with_codes.py"), "--config", configPath}
+	if req.Codes != "" {
+		argv = append(argv, "--codes", req.Codes)
+	}
+	if j.lfm2 {
+		argv = append(argv, "--lfm2-state-fix")
+	}
+	return argv
+}
+
+func llmFields(cfg *config.Config, j *llmJob, req Request) map[string]any {
+	rc, qmode := j.t.Recipe, j.qmode
 	codes := any(nil)
 	label := "fp32 linears (not quantized), int8 embeddings"
 	desc := fmt.Sprintf("ExecuTorch %s `export_llm`: fp32 weights and activations in every linear (not quantized), int8 per-channel embeddings", cfg.Versions.ExecuTorch)
@@ -186,17 +233,12 @@ func llmFields(cfg *config.Config, plan *family.LLMPlan, rc config.LLMRecipe, qm
 		}
 		desc = fmt.Sprintf("ExecuTorch %s `export_llm`: 8-bit dynamic activations and 4-bit weights in groups of %d, int8 per-channel embeddings", cfg.Versions.ExecuTorch, rc.GroupSize)
 	}
-	if req.Backend == "xnnpack" {
-		desc += ", XNNPACK with extended ops"
-	} else {
-		desc += ", the Vulkan delegate"
-	}
-	desc += ", prefill chunk " + strconv.Itoa(seq) + ", fp32 KV cache."
+	desc += j.t.Describes + ", prefill chunk " + strconv.Itoa(j.seq) + ", fp32 KV cache."
 	return map[string]any{
-		"model_class": plan.ModelClass, "converter": plan.Converter, "params": plan.Params,
+		"model_class": j.plan.ModelClass, "converter": j.plan.Converter, "params": j.plan.Params,
 		"qmode": qlabel, "export_llm_qmode": nilIf(qmode == "fp32", qmode), "group_size": groupSize,
 		"embedding_quantize": rc.EmbeddingQuantize, "embedding_hqq": rc.EmbeddingHQQ,
-		"int4_codes": codes, "prefill_chunk": seq, "kv_cache_dtype": "fp32",
+		"int4_codes": codes, "prefill_chunk": j.seq, "kv_cache_dtype": "fp32",
 		"label": label, "description": desc,
 	}
 }

@@ -13,11 +13,12 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
 
-func buildMediaTek(cfg *config.Config, req Request) (*Recipe, error) {
+// MediaTek is the recipe builder of MediaTek NeuroPilot exports.
+func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 	mt := cfg.Export.MediaTek
 	src := req.Source
 	chip, ok := cfg.Chips[req.SoC]
-	if !ok || chip.Backend != "mediatek" {
+	if !ok || chip.Backend != req.Backend {
 		return nil, fmt.Errorf("unknown MediaTek chip %q (configured: %s)", req.SoC, strings.Join(mt.SoCs, ", "))
 	}
 	if req.Window < mt.PromptTokens {
@@ -69,9 +70,9 @@ func buildMediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 	})
 	lib := filepath.Join(filepath.Dir(filepath.Dir(req.MTKPython)), "lib", "python"+cfg.Versions.MTKPython, "site-packages", "mtk_neuron", "lib")
 	return &Recipe{
-		Backend: "mediatek", Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
+		Backend: req.Backend, Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
 		Files: map[string][]byte{filepath.Join("weights", weightsName, "config.json"): cfgJSON},
-		Steps: []Step{{Name: "neuropilot_export", Argv: argv, Dir: examples, Stages: "mediatek",
+		Steps: []Step{{Name: "neuropilot_export", Argv: argv, Dir: examples, Stages: req.Backend,
 			Env: map[string]string{"PYTHONUNBUFFERED": "1", "LD_LIBRARY_PATH": lib}}},
 		Outputs: outs,
 		Fields: map[string]any{

@@ -13,11 +13,12 @@ import (
 // QNNPrompt is the prompt the Qualcomm script needs even with --compile_only.
 const QNNPrompt = "What is the capital of France?"
 
-func buildQNN(cfg *config.Config, req Request) (*Recipe, error) {
+// QNN is the recipe builder of Qualcomm QNN exports.
+func QNN(cfg *config.Config, req Request) (*Recipe, error) {
 	q := cfg.Export.QNN
 	src := req.Source
 	chip, ok := cfg.Chips[req.SoC]
-	if !ok || chip.Backend != "qnn" {
+	if !ok || chip.Backend != req.Backend {
 		return nil, fmt.Errorf("unknown Qualcomm chip %q (configured: %s)", req.SoC, strings.Join(q.SoCs, ", "))
 	}
 	if req.Window < q.PrefillARLen {
@@ -55,9 +56,9 @@ func buildQNN(cfg *config.Config, req Request) (*Recipe, error) {
 	pattern := "*" + q.ModelMode + "_llama_qnn.pte"
 	methods := map[string]string{"hybrid": "kv_forward and prefill_forward", "kv": "kv_forward"}[q.ModelMode]
 	return &Recipe{
-		Backend: "qnn", Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
+		Backend: req.Backend, Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
 		Files: map[string][]byte{},
-		Steps: []Step{{Name: "qnn_llama", Argv: argv, Dir: req.Work, Stages: "qnn", Env: map[string]string{"PYTHONUNBUFFERED": "1"}}},
+		Steps: []Step{{Name: "qnn_llama", Argv: argv, Dir: req.Work, Stages: req.Backend, Env: map[string]string{"PYTHONUNBUFFERED": "1"}}},
 		Outputs: []Output{{From: join(req.Work, "artifact", pattern), To: repoPath(folder, name), Kind: "pte",
 			Expect: &check.Expect{MaxContextLen: int64(req.Window), QNNMode: q.ModelMode}}},
 		Fields: map[string]any{

@@ -83,8 +83,13 @@ type Recipe struct {
 	Fields map[string]any `json:"recipe"`
 }
 
-// Build dispatches on the backend.
-func Build(cfg *config.Config, req Request) (*Recipe, error) {
+// Builder is one backend's recipe: it turns a prepared request into the files, steps and
+// outputs of an export. Each backend's definition (pkg/backend) names its builder.
+type Builder func(cfg *config.Config, req Request) (*Recipe, error)
+
+// Build prepares the request, runs the backend's builder, and holds every published .pte to
+// the app's naming rules; appBackend is the backend the app must read from a file's path.
+func Build(cfg *config.Config, req Request, build Builder, appBackend string) (*Recipe, error) {
 	if req.Source == nil || req.Source.Config == nil {
 		return nil, fmt.Errorf("recipe: no source model loaded")
 	}
@@ -94,18 +99,7 @@ func Build(cfg *config.Config, req Request) (*Recipe, error) {
 	if req.Python == "" {
 		req.Python = "python3"
 	}
-	var r *Recipe
-	var err error
-	switch req.Backend {
-	case "xnnpack", "vulkan":
-		r, err = buildLLM(cfg, req)
-	case "qnn":
-		r, err = buildQNN(cfg, req)
-	case "mediatek":
-		r, err = buildMediaTek(cfg, req)
-	default:
-		return nil, fmt.Errorf("unknown backend %q (xnnpack, vulkan, qnn, mediatek)", req.Backend)
-	}
+	r, err := build(cfg, req)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +107,7 @@ func Build(cfg *config.Config, req Request) (*Recipe, error) {
 		if o.Kind != "pte" {
 			continue
 		}
-		if problems := AppRules(cfg.RepoFor(req.Source.Name()), o.To, req.Backend); len(problems) > 0 {
+		if problems := AppRules(cfg.RepoFor(req.Source.Name()), o.To, appBackend); len(problems) > 0 {
 			return nil, fmt.Errorf("%s breaks the app's naming rules: %s", o.To, strings.Join(problems, "; "))
 		}
 	}
@@ -121,19 +115,16 @@ func Build(cfg *config.Config, req Request) (*Recipe, error) {
 }
 
 // AppRules lists why the app would mis-read a published file: the backend it infers from
-// the path, the family it infers from the installed name, the size in the repo name.
-func AppRules(repo, filePath, backend string) []string {
+// the path (appBackend is the one it must infer), the family it infers from the installed
+// name, the size in the repo name.
+func AppRules(repo, filePath, appBackend string) []string {
 	var problems []string
 	name := repo[strings.LastIndex(repo, "/")+1:]
-	if strings.Contains(strings.ToLower(name), "xnnpack") {
-		problems = append(problems, "the repo name contains xnnpack, which the app reads as the backend of every file")
+	if b := family.AppRepoBackend(name); b != "" {
+		problems = append(problems, fmt.Sprintf("the repo name contains %s, which the app reads as the backend of every file", b))
 	}
-	want := backend
-	if backend == "mediatek" {
-		want = "neuropilot"
-	}
-	if got := family.AppBackend(filePath); got != want {
-		problems = append(problems, fmt.Sprintf("the app reads the backend of %s as %s, not %s", filePath, got, want))
+	if got := family.AppBackend(filePath); got != appBackend {
+		problems = append(problems, fmt.Sprintf("the app reads the backend of %s as %s, not %s", filePath, got, appBackend))
 	}
 	if family.AppFamily(family.AppModelName(repo, filePath)) == "" {
 		problems = append(problems, fmt.Sprintf("the installed name %s reads as no app family", family.AppModelName(repo, filePath)))

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"gopkg.in/yaml.v3"
-
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
+	"gopkg.in/yaml.v3"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -67,7 +67,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request(t, tc.id, tc.backend, tc.window, tc.soc)
 			req.Codes, req.QMode = tc.codes, tc.qmode
-			r, err := recipe.Build(cfg, req)
+			r, err := backend.Build(cfg, req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestSchema(t *testing.T) {
 		}
 		req := request(t, tc.id, tc.backend, tc.window, tc.soc)
 		req.QMode = tc.qmode
-		r, err := recipe.Build(cfg, req)
+		r, err := backend.Build(cfg, req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,20 +190,18 @@ func TestRefusals(t *testing.T) {
 		{"Qwen/Qwen3-0.6B", "qnn", 2048, "SM9999", "unknown Qualcomm chip"},
 		{"Qwen/Qwen3-0.6B", "mediatek", 2048, "SM8750", "unknown MediaTek chip"},
 		{"Qwen/Qwen3-0.6B", "mediatek", 64, "MT6991", "below the 128-token prompt graph"},
-		{"Qwen/Qwen2.5-0.5B-Instruct", "mediatek", 2048, "MT6991", "-100"},
-		{"LiquidAI/LFM2.5-1.2B-Base", "vulkan", 2048, "", "short convolution"},
-		{"google/gemma-3-1b-it", "xnnpack", 2048, "", "export_llm's model list"},
-		{"Qwen/Qwen3-0.6B", "coreml", 2048, "", "unknown backend"},
+		{"Qwen/Qwen3-0.6B", "coreml", 2048, "", `no recipe for backend "coreml"`},
+		{"Qwen/Qwen3-0.6B", "enn", 2048, "", `no recipe for backend "enn"`},
 	}
 	for _, tc := range tests {
-		_, err := recipe.Build(cfg, request(t, tc.id, tc.backend, tc.window, tc.soc))
+		_, err := backend.Build(cfg, request(t, tc.id, tc.backend, tc.window, tc.soc))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s %s: %v, want %q", tc.id, tc.backend, err, tc.want)
 		}
 	}
 	req := request(t, "Qwen/Qwen3-0.6B", "xnnpack", 2048, "")
 	req.Work = "relative"
-	if _, err := recipe.Build(cfg, req); err == nil {
+	if _, err := backend.Build(cfg, req); err == nil {
 		t.Error("relative work folder accepted")
 	}
 }
@@ -219,7 +217,7 @@ func TestAppRules(t *testing.T) {
 	if p := recipe.AppRules("x/Model-XNNPACK", "xnnpack/model.pte", "xnnpack"); len(p) < 2 {
 		t.Errorf("bad repo: %q", p)
 	}
-	if p := recipe.AppRules(repo, "mtk/mt6991/Qwen3-1.7B-neuropilot-a16w8-2k-chunk1of4.pte", "mediatek"); len(p) != 0 {
+	if p := recipe.AppRules(repo, "mtk/mt6991/Qwen3-1.7B-neuropilot-a16w8-2k-chunk1of4.pte", "neuropilot"); len(p) != 0 {
 		t.Errorf("mediatek chunk refused: %q", p)
 	}
 }

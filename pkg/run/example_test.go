@@ -21,7 +21,7 @@ func ExampleTool() {
 		Mode:        run.LogPrefixed,
 		Output:      os.Stdout,
 		SampleEvery: time.Second,
-		Stages:      run.StagesFor("xnnpack"),
+		Stages:      run.StagesXNNPACK,
 	})
 	var timeout *run.TimeoutError
 	switch {

@@ -60,19 +60,3 @@ var StagesMediaTek = []StageRule{
 		End:   regexp.MustCompile(`ET Model (chunk \d+ )?Dest:`),
 	},
 }
-
-// StagesFor returns the default rule set for a backend as the CLI names it ("xnnpack",
-// "vulkan", "qnn", "mediatek"), or nil for a tool without one.
-func StagesFor(backend string) []StageRule {
-	switch backend {
-	case "xnnpack":
-		return StagesXNNPACK
-	case "vulkan":
-		return StagesVulkan
-	case "qnn":
-		return StagesQNN
-	case "mediatek", "mtk":
-		return StagesMediaTek
-	}
-	return nil
-}

@@ -275,20 +275,7 @@ func TestPartialLineTimesStage(t *testing.T) {
 	}
 }
 
-func TestStagesFor(t *testing.T) {
-	tests := []struct {
-		backend string
-		want    []StageRule
-	}{
-		{"xnnpack", StagesXNNPACK}, {"vulkan", StagesXNNPACK}, {"qnn", StagesQNN},
-		{"mediatek", StagesMediaTek}, {"mtk", StagesMediaTek}, {"enn", nil},
-	}
-	for _, tc := range tests {
-		got := StagesFor(tc.backend)
-		if len(got) != len(tc.want) || (len(got) > 0 && &got[0] != &tc.want[0]) {
-			t.Errorf("StagesFor(%q) = %d rules, want the %d-rule set", tc.backend, len(got), len(tc.want))
-		}
-	}
+func TestDefaultRulesValid(t *testing.T) {
 	for _, set := range [][]StageRule{StagesXNNPACK, StagesQNN, StagesMediaTek} {
 		for i, r := range set {
 			if err := r.validate(); err != nil {

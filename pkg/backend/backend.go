@@ -1,0 +1,273 @@
+// Package backend holds what is true of each export backend, one file per backend: its
+// names, which models it takes and why not, its windows and size model, how export gates
+// and builds it, what its programs must look like, the tools it runs, where it runs in
+// Actions and what the model card says of it. Plan, export, check and inspect iterate
+// All and read these values instead of switching on a backend's name, so a new backend
+// (Samsung ENN, once ExecuTorch ships an LLM path for it) is one new file.
+package backend
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/recipe"
+	"github.com/experimentalmachines/exe-expo/pkg/run"
+	"github.com/experimentalmachines/exe-expo/pkg/sizing"
+)
+
+// Backend is one export backend. A backend without a Recipe (Unavailable set) is listed in
+// every plan with its reason and never exported.
+type Backend struct {
+	// Name is how the CLI, pipeline.yaml, the output folders and reports name it.
+	Name string
+	// Title is how people are told of it ("XNNPACK (CPU)").
+	Title string
+	// AppName is the backend the app must infer from a published file's path.
+	AppName string
+	// Rank orders plans, workflows and reports (ascending).
+	Rank int
+	// Unavailable, when set, is why nothing is exported to this backend.
+	Unavailable string
+	// FamilyRefusals maps a family key to why that family cannot go to this backend.
+	FamilyRefusals map[string]string
+	// Supports applies the backend's rules to a model its family may go to: "" when it can
+	// be exported, else why not. Nil means no further rule.
+	Supports func(cfg *config.Config, src *model.Source, fam *family.Family) string
+	// ExtraWindows adds windows to the configured context tiers (MediaTek's cache size).
+	ExtraWindows func(cfg *config.Config) []int
+	// Estimate sizes one window; qmode overrides the recipe's where the backend takes one.
+	Estimate func(cfg *config.Config, src *model.Source, m sizing.Model, qmode string, w int) (Size, error)
+	// Describe is plan's recipe line, the chips and the runner tiers that may build it.
+	Describe func(cfg *config.Config, src *model.Source) (Description, error)
+	// Gate is how export picks and checks the window.
+	Gate Gate
+	// Recipe builds one export.
+	Recipe recipe.Builder
+	// Check is what its programs must be.
+	Check check.Spec
+	// Stages time its tool's log.
+	Stages []run.StageRule
+	// Chips, when set, are the targets files are built for, one file set per chip.
+	Chips *Chips
+	// Tools is what the export runs with.
+	Tools Tools
+	// LLM marks an export_llm backend: it takes --qmode and GPTQ codes, ships the
+	// tokenizer beside its files, keeps an fp32 KV cache (the report's per-token figure) and
+	// builds the causal masks the gate warns of.
+	LLM bool
+	// Weights is true when the export reads the source's safetensors (QNN's script loads
+	// the checkpoint itself).
+	Weights bool
+	// Actions is where and how its jobs run.
+	Actions Actions
+	// Card is what the model card says of it.
+	Card Card
+}
+
+// Size is one window's figures by the backend's size model.
+type Size struct {
+	KVBytesPerToken, KVCacheBytes int64
+	PTEBytes                      int64
+	// Chunks are per-chunk file sizes, EmbeddingBytes a side table (both in PTEBytes).
+	Chunks          []int64
+	EmbeddingBytes  int64
+	HostNeedBytes   int64
+	DiskNeedBytes   int64
+	ExportPeakBytes int64
+}
+
+// Description is plan's line for a supported backend.
+type Description struct {
+	Recipe  string
+	Targets []string
+	// Runners are the runner names of the recipe in pipeline.yaml, smallest first.
+	Runners []string
+	Fit     sizing.Fit
+}
+
+// Gate is how export decides the window and words its checks.
+type Gate struct {
+	// Fixed, when set, is the window built when none is requested and why (static NPU
+	// graphs); nil means the largest configured window this host can build.
+	Fixed func(cfg *config.Config) (int, string)
+	// Forced is the reason recorded when a window is requested for a Fixed backend.
+	Forced string
+	// What names the job in a gate refusal ("the export", "the Qualcomm compile").
+	What func(w int) string
+	// DiskMargin is what the backend keeps spare on disk beyond its estimate.
+	DiskMargin int64
+}
+
+// Chips is a per-chip backend's targets.
+type Chips struct {
+	// Vendor names the chips' maker in messages.
+	Vendor string
+	// Key is where pipeline.yaml lists them.
+	Key string
+	// List returns the configured chips, the ones plan offers and export builds.
+	List func(cfg *config.Config) []string
+}
+
+// Tools is what an export's tool needs of the host.
+type Tools struct {
+	// SourceTree, when set, is the folder of the ExecuTorch source tree the recipe runs
+	// ("examples/mediatek"); Tree says the tree is needed at all.
+	Tree       bool
+	SourceTree string
+	// MTKPython runs the tool with the NeuroPilot tool virtualenv's python.
+	MTKPython bool
+	// Dists are the Python distributions whose versions the report records.
+	Dists []string
+	// Pins are distributions that must match a pin (prefix), by versions.env.
+	Pins func(v config.Versions) map[string]string
+	// Versions are the toolchain entries the report adds beyond ExecuTorch's.
+	Versions func(v config.Versions) map[string]string
+}
+
+// Actions is where the backend's jobs run in GitHub Actions.
+type Actions struct {
+	// RunnerArch is the runner architecture its tiers are ("arm64", "x64").
+	RunnerArch string
+	// Axes are the workflow matrix axes of its export job, beyond the model.
+	Axes []string
+}
+
+// Card is what the model card says of a backend's files.
+type Card struct {
+	// Verified is what the card's check column says of a file whose structure passed.
+	Verified string
+	// Note is a paragraph the card adds (licence terms of vendor binaries, side files);
+	// empty for none.
+	Note string
+}
+
+var registry []*Backend
+
+// Register adds a backend; the package's own files register theirs in init. Registering a
+// name twice panics: a name picks one backend everywhere.
+func Register(b *Backend) {
+	if ByName(b.Name) != nil {
+		panic(fmt.Sprintf("backend %q registered twice", b.Name))
+	}
+	registry = append(registry, b)
+	sort.SliceStable(registry, func(i, j int) bool { return registry[i].Rank < registry[j].Rank })
+}
+
+// Unregister removes a backend (tests that register a made-up one clean up with it).
+func Unregister(name string) {
+	registry = slices.DeleteFunc(registry, func(b *Backend) bool { return b.Name == name })
+}
+
+// All lists the backends in plan order.
+func All() []*Backend { return slices.Clone(registry) }
+
+// ByName returns the backend called name, or nil.
+func ByName(name string) *Backend {
+	for _, b := range registry {
+		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// Names lists every backend's name, in plan order.
+func Names() []string {
+	var out []string
+	for _, b := range registry {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+// Exportable lists the backends export can build, in plan order.
+func Exportable() []*Backend {
+	var out []*Backend
+	for _, b := range registry {
+		if b.Recipe != nil {
+			out = append(out, b)
+		}
+	}
+	return out
+}
+
+// NamesOf lists the names of bs.
+func NamesOf(bs []*Backend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.Name
+	}
+	return out
+}
+
+// Windows lists the backend's windows, ascending and without repeats: the configured
+// context tiers, plus its extra windows.
+func (b *Backend) Windows(cfg *config.Config) []int {
+	ws := append([]int(nil), cfg.Export.ContextTiers...)
+	if b.ExtraWindows != nil {
+		ws = append(ws, b.ExtraWindows(cfg)...)
+	}
+	sort.Ints(ws)
+	return slices.Compact(ws)
+}
+
+// Support decides whether the model goes to this backend: "" if it does, else why not.
+// It is the one place that decision is made; export builds only what it allows.
+func (b *Backend) Support(cfg *config.Config, src *model.Source, fam *family.Family) string {
+	if b.Unavailable != "" {
+		return b.Unavailable
+	}
+	if fam == nil || src.Config == nil {
+		return "no family recipe for this architecture"
+	}
+	if r, ok := b.FamilyRefusals[fam.Key]; ok {
+		return r
+	}
+	if b.Supports != nil {
+		return b.Supports(cfg, src, fam)
+	}
+	return ""
+}
+
+// Rules adapts the registry to family.Evaluate, which decides model-wide eligibility and
+// asks each backend about the model.
+func Rules(cfg *config.Config) []family.BackendRule {
+	var out []family.BackendRule
+	for _, b := range registry {
+		out = append(out, family.BackendRule{Name: b.Name, Support: func(src *model.Source, fam *family.Family) string {
+			return b.Support(cfg, src, fam)
+		}})
+	}
+	return out
+}
+
+// Evaluate is family.Evaluate over every registered backend.
+func Evaluate(cfg *config.Config, src *model.Source) *family.Verdict {
+	return family.Evaluate(cfg, src, Rules(cfg))
+}
+
+// Build builds one export's recipe with the backend named in the request.
+func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
+	b := ByName(req.Backend)
+	if b == nil || b.Recipe == nil {
+		return nil, fmt.Errorf("no recipe for backend %q (%s)", req.Backend, strings.Join(NamesOf(Exportable()), ", "))
+	}
+	return recipe.Build(cfg, req, b.Recipe, b.AppName)
+}
+
+// Titles returns the titles of the named backends, in the order given.
+func Titles(names []string) []string {
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if b := ByName(n); b != nil {
+			out = append(out, b.Title)
+		}
+	}
+	return out
+}

@@ -1,0 +1,14 @@
+package backend
+
+import "github.com/experimentalmachines/exe-expo/pkg/check"
+
+// ENN is Samsung Exynos: listed in every plan so that it says why nothing is exported to
+// Samsung chips, and never exported until ExecuTorch ships an LLM path for it.
+var ENN = &Backend{
+	Name: "enn", Title: "Samsung Exynos (ENN)", AppName: "enn", Rank: 50,
+	Unavailable: "waiting for an LLM path upstream: ExecuTorch 1.4.0 ships the Samsung ENN delegate with CNN examples only",
+	Check:       check.Spec{Backend: "enn"},
+	Actions:     Actions{RunnerArch: "x64"},
+}
+
+func init() { Register(ENN) }

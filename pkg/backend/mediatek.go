@@ -1,0 +1,99 @@
+package backend
+
+import (
+	"fmt"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+	"github.com/experimentalmachines/exe-expo/pkg/recipe"
+	"github.com/experimentalmachines/exe-expo/pkg/run"
+	"github.com/experimentalmachines/exe-expo/pkg/sizing"
+)
+
+// MediaTek is NeuroPilot's APU: ExecuTorch's examples/mediatek scripts calibrate and
+// compile a model in chunks, per chip, for one cache size; the app knows it as neuropilot.
+var MediaTek = &Backend{
+	Name: "mediatek", Title: "MediaTek NeuroPilot (APU)", AppName: "neuropilot", Rank: 40,
+	FamilyRefusals: map[string]string{
+		"qwen2_5": "the MediaTek runner's additive -100 attention mask leaks for Qwen2.5 (KL 0.013, 98% top-1 agreement with fp32), so it is not published",
+		"gemma3":  "the MediaTek scripts expect model_type gemma3, and the Hugging Face config says gemma3_text",
+		"smollm3": "the MediaTek scripts have no SmolLM3 model definition",
+	},
+	Supports: func(cfg *config.Config, src *model.Source, fam *family.Family) string {
+		if _, err := family.MediaTekPlan(fam, src.Config, cfg.Export.MediaTek.MaxChunks); err != nil {
+			return err.Error()
+		}
+		return ""
+	},
+	ExtraWindows: func(cfg *config.Config) []int { return []int{cfg.Export.MediaTek.CacheSize} },
+	Estimate:     mediatekEstimate,
+	Describe: func(cfg *config.Config, src *model.Source) (Description, error) {
+		mt := cfg.Export.MediaTek
+		mp, err := family.MediaTekPlan(family.ByArchitecture(src.Config.Architectures()), src.Config, mt.MaxChunks)
+		if err != nil {
+			return Description{}, err
+		}
+		return Description{
+			Recipe:  fmt.Sprintf("NeuroPilot %s, %d chunks (%s)", mt.Precision, mp.Chunks, mp.Script),
+			Targets: mt.SoCs, Runners: mt.Runners,
+			Fit: sizing.Fit{Reserve: cfg.Export.HostReserveBytes, SwapOnDisk: true,
+				Headroom: sizing.MTKRunnerHeadroom, DiskMargin: sizing.MTKDiskMarginBytes},
+		}, nil
+	},
+	Gate: Gate{
+		Fixed: func(cfg *config.Config) (int, string) {
+			return cfg.Export.MediaTek.CacheSize, "fixed by mediatek.cache_size (static NPU graphs)"
+		},
+		Forced:     "forced with --context (static NPU graphs; mediatek.cache_size otherwise)",
+		What:       func(w int) string { return fmt.Sprintf("calibration at a %d-token cache", w) },
+		DiskMargin: sizing.MTKDiskMarginBytes,
+	},
+	Recipe: recipe.MediaTek,
+	Check: check.Spec{Backend: "mediatek", Program: func(prog *pte.Program, want check.Expect) []string {
+		return check.MediaTek(prog, want.MediaTek)
+	}},
+	Stages: run.StagesMediaTek,
+	Chips: &Chips{Vendor: "MediaTek", Key: "export.mediatek.socs",
+		List: func(cfg *config.Config) []string { return cfg.Export.MediaTek.SoCs }},
+	Tools: Tools{
+		SourceTree: "examples/mediatek",
+		MTKPython:  true,
+		Dists:      []string{"transformers", "mtk_converter", "mtk-neuron"},
+		Pins: func(v config.Versions) map[string]string {
+			return map[string]string{"mtk_converter": v.MTKConverter, "mtk-neuron": v.MTKNeuron}
+		},
+		Versions: func(v config.Versions) map[string]string {
+			return map[string]string{"neuropilot_sdk": v.NeuroPilotSDKBuild, "mtk_converter": v.MTKConverter, "mtk_neuron": v.MTKNeuron}
+		},
+	},
+	Weights: true,
+	Actions: Actions{RunnerArch: "x64", Axes: []string{"window", "soc"}},
+	Card: Card{
+		Verified: structureChecked,
+		Note: "The mtk/ folders hold model binaries compiled with the MediaTek NeuroPilot Express SDK from MediaTek Inc., " +
+			"used under MediaTek's license terms for that SDK. No MediaTek SDK or runtime library is included. They run on " +
+			"MediaTek's LLM runner from ExecuTorch (examples/mediatek/executor_runner) with the device's NeuroPilot runtime.",
+	},
+}
+
+func mediatekEstimate(cfg *config.Config, src *model.Source, m sizing.Model, _ string, w int) (Size, error) {
+	mt := cfg.Export.MediaTek
+	mp, err := family.MediaTekPlan(family.ByArchitecture(src.Config.Architectures()), src.Config, mt.MaxChunks)
+	if err != nil {
+		return Size{}, err
+	}
+	z := Size{KVBytesPerToken: m.NPUKVCacheBytes(1), KVCacheBytes: m.NPUKVCacheBytes(w)}
+	files, err := m.PTEBytesMediaTek(mt.Precision, mp.Chunks, w)
+	z.Chunks, z.EmbeddingBytes, z.PTEBytes = files.Chunks, files.EmbeddingBytes, files.Total()
+	need := m.MediaTekNeed(w, mt.ResponseCap, mt.PromptTokens, mt.LongSamples, mp.Streaming)
+	z.HostNeedBytes, z.DiskNeedBytes = need.CalibrationBytes, need.DiskBytes
+	if err == nil && w < mt.PromptTokens {
+		err = fmt.Errorf("window %d is below the %d-token prompt graph", w, mt.PromptTokens)
+	}
+	return z, err
+}
+
+func init() { Register(MediaTek) }
