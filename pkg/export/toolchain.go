@@ -58,10 +58,10 @@ func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error)
 	b := o.spec()
 	python := o.Python
 	dists = append(dists, b.Tools.Dists...)
-	flag, env := "--python", "EXE_EXPO_PYTHON"
+	field, env := FieldPython, "EXE_EXPO_PYTHON"
 	if b.Tools.MTKPython {
 		python = o.MTKPython
-		flag, env = "--mtk-python", "MTK_PYTHON"
+		field, env = FieldMTKPython, "MTK_PYTHON"
 	}
 	got, err := toolchain(ctx, python, dists...)
 	if err != nil {
@@ -69,7 +69,7 @@ func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error)
 	}
 	et, ok := got["executorch"]
 	if !ok {
-		return nil, fmt.Errorf("%s has no executorch installed; the export needs ExecuTorch %s: point %s (or %s) at a python that has it", python, v.ExecuTorch, flag, env)
+		return nil, refuse(field, "%s has no executorch installed; the export needs ExecuTorch %s: point %s (or %s) at a python that has it", python, v.ExecuTorch, field, env)
 	}
 	if base := strings.SplitN(et, "+", 2)[0]; base != v.ExecuTorch {
 		return nil, fmt.Errorf("%s has executorch %s, and the app's runtime is ExecuTorch %s (config/versions.env): files written by another release may not load", python, et, v.ExecuTorch)

@@ -254,7 +254,7 @@ func TestErrorsReadAsSentences(t *testing.T) {
 		{"python that fails silently", func(o *export.Options) { o.Python = "/usr/bin/false" },
 			"/usr/bin/false could not say which toolchain it has (exit status 1)"},
 		{"python without executorch", func(o *export.Options) { o.Python = filepath.Join(standin, "python-noet") },
-			filepath.Join(standin, "python-noet") + " has no executorch installed; the export needs ExecuTorch 1.4.0: point --python (or EXE_EXPO_PYTHON) at a python that has it"},
+			filepath.Join(standin, "python-noet") + " has no executorch installed; the export needs ExecuTorch 1.4.0: point Python (or EXE_EXPO_PYTHON) at a python that has it"},
 		{"python that is a folder", func(o *export.Options) { o.Python = noConfig },
 			"Python " + noConfig + " cannot be run (is a directory): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
 	}

@@ -33,7 +33,7 @@ func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 		return nil, fmt.Errorf("%s cannot be exported to mediatek: %w", src.ID, err)
 	}
 	if req.ExecuTorch == "" || req.MTKPython == "" {
-		return nil, fmt.Errorf("the MediaTek recipe needs the ExecuTorch source tree (--executorch) and the MediaTek tool python (--mtk-python)")
+		return nil, fmt.Errorf("the MediaTek recipe needs the ExecuTorch source tree (Request.ExecuTorch) and the MediaTek tool python (Request.MTKPython)")
 	}
 	a, err := model.ArchOf(src.Config)
 	if err != nil {

@@ -48,7 +48,7 @@ func QNN(cfg *config.Config, req Request) (*Recipe, error) {
 	} else {
 		rel := family.QNNParams[decoder]
 		if req.ExecuTorch == "" {
-			return nil, fmt.Errorf("the Qualcomm recipe for %s needs the ExecuTorch source tree (--executorch) for %s", decoder, rel)
+			return nil, fmt.Errorf("the Qualcomm recipe for %s needs the ExecuTorch source tree (Request.ExecuTorch) for %s", decoder, rel)
 		}
 		argv = append(argv, "--params", join(req.ExecuTorch, rel))
 		params = "executorch: " + rel

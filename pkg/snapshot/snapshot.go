@@ -44,10 +44,17 @@ func Models() []string {
 // Files returns the snapshot of id as model.Files.
 func Files(id string) (model.Files, error) {
 	if !Has(id) {
-		return nil, fmt.Errorf("%s is not in the embedded snapshot %s (it has %s): %w", id, Name, strings.Join(Models(), ", "), fs.ErrNotExist)
+		return nil, notInSnapshot(fmt.Sprintf("%s is not in the embedded snapshot %s (it has %s)", id, Name, strings.Join(Models(), ", ")))
 	}
 	return files(dir(id)), nil
 }
+
+// notInSnapshot is a model the snapshot does not hold; it matches fs.ErrNotExist without
+// ending its sentence in Go's "file does not exist".
+type notInSnapshot string
+
+func (e notInSnapshot) Error() string        { return string(e) }
+func (e notInSnapshot) Is(target error) bool { return target == fs.ErrNotExist }
 
 type files string
 

@@ -19,7 +19,7 @@ func TestSnapshot(t *testing.T) {
 		}
 	}
 	_, err := Files("Qwen/Qwen9-7B")
-	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "Qwen/Qwen3-1.7B") {
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "Qwen/Qwen3-1.7B") || !strings.HasSuffix(err.Error(), ")") {
 		t.Errorf("unknown model: %v", err)
 	}
 	f, _ := Files("Qwen/Qwen3-1.7B")
