@@ -197,6 +197,18 @@ func Exportable() []*Backend {
 	return out
 }
 
+// ExportableWhere names the exportable backends keep selects, in plan order (the LLM ones,
+// the per-chip ones), for messages that list them.
+func ExportableWhere(keep func(*Backend) bool) []string {
+	var out []string
+	for _, b := range Exportable() {
+		if keep(b) {
+			out = append(out, b.Name)
+		}
+	}
+	return out
+}
+
 // NamesOf lists the names of bs.
 func NamesOf(bs []*Backend) []string {
 	out := make([]string, len(bs))

@@ -1,7 +1,6 @@
 package check_test
 
 import (
-	"encoding/binary"
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
@@ -11,16 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// neuronHead lays out a NeuronPayloadHeader as preprocess.py packs it ("<BIII").
-func neuronHead(version byte, inputs, outputs, dataLen uint32) []byte {
-	h := make([]byte, 13)
-	h[0] = version
-	binary.LittleEndian.PutUint32(h[1:], inputs)
-	binary.LittleEndian.PutUint32(h[5:], outputs)
-	binary.LittleEndian.PutUint32(h[9:], dataLen)
-	return h
-}
 
 // TestMediaTekPayload gives a chunk's two methods a blob other than ptetest's and wants the
 // check to read its header: a stand-in without one (ptetest's old text marker), a header
@@ -37,20 +26,20 @@ func TestMediaTekPayload(t *testing.T) {
 		problem string
 	}{
 		{"ptetest's blob", ptetest.NeuropilotBlob(4096), ""},
-		{"a header and its network", ptetest.Blob{Head: neuronHead(1, 1, 1, 100), Size: 113}, ""},
+		{"a header and its network", ptetest.Blob{Head: ptetest.NeuronHeader(1, 1, 1, 100), Size: 113}, ""},
 		{"text instead of a header", ptetest.Blob{Head: []byte("ptetest-neuropilot"), Size: 4096},
 			"delegate 0 is not a NeuroPilot payload: its header version is 112, the runtime reads version 1 (first bytes 707465746573742d)"},
 		{"zeros", ptetest.Blob{Size: 4096},
 			"delegate 0 is not a NeuroPilot payload: its header version is 0, the runtime reads version 1 (first bytes 0000000000000000)"},
 		{"shorter than a header", ptetest.Blob{Head: []byte{1, 1, 0, 0, 0}, Size: 12},
 			"delegate 0 is not a NeuroPilot payload: the blob is 12 bytes, shorter than the 13-byte NeuronPayloadHeader"},
-		{"network longer than the blob", ptetest.Blob{Head: neuronHead(1, 1, 1, 4096), Size: 4096},
+		{"network longer than the blob", ptetest.Blob{Head: ptetest.NeuronHeader(1, 1, 1, 4096), Size: 4096},
 			"delegate 0 is not a NeuroPilot payload: its header declares a 4096-byte compiled network, the blob holds 4083 bytes after the header"},
-		{"no network", ptetest.Blob{Head: neuronHead(1, 1, 1, 0), Size: 13},
+		{"no network", ptetest.Blob{Head: ptetest.NeuronHeader(1, 1, 1, 0), Size: 13},
 			"delegate 0 is not a NeuroPilot payload: its header declares a 0-byte compiled network, the blob holds 0 bytes after the header"},
-		{"no inputs", ptetest.Blob{Head: neuronHead(1, 0, 1, 100), Size: 113},
+		{"no inputs", ptetest.Blob{Head: ptetest.NeuronHeader(1, 0, 1, 100), Size: 113},
 			"delegate 0 is not a NeuroPilot payload: its header declares 0 inputs and 1 outputs, a compiled graph has at least one of each"},
-		{"more values than the call passes", ptetest.Blob{Head: neuronHead(1, 3, 2, 100), Size: 113},
+		{"more values than the call passes", ptetest.Blob{Head: ptetest.NeuronHeader(1, 3, 2, 100), Size: 113},
 			"calls delegate 0 with 2 values, its header declares 3 inputs and 2 outputs"},
 	}
 	for _, tc := range tests {

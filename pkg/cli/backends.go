@@ -14,13 +14,7 @@ func exportable() []string { return backend.NamesOf(backend.Exportable()) }
 
 // llmBackends names the export_llm backends (the ones --qmode and --codes apply to).
 func llmBackends() []string {
-	var out []string
-	for _, b := range backend.Exportable() {
-		if b.LLM {
-			out = append(out, b.Name)
-		}
-	}
-	return out
+	return backend.ExportableWhere(func(b *backend.Backend) bool { return b.LLM })
 }
 
 // words joins names as a sentence does: "a, b, c or d".

@@ -120,25 +120,14 @@ func (o *Options) checkSoC() error {
 	return refuse(FieldSoC, "%s %s is not a %s chip configured for export: the configured ones are %s (%s in pipeline.yaml)", FieldSoC, o.SoC, chips.Vendor, strings.Join(list, ", "), chips.Key)
 }
 
-// perChip lists the backends whose files are built per chip; llm those export_llm builds.
+// perChip names the backends whose files are built per chip; llmBackends those export_llm
+// builds.
 func perChip() []string {
-	var out []string
-	for _, b := range backend.Exportable() {
-		if b.Chips != nil {
-			out = append(out, b.Name)
-		}
-	}
-	return out
+	return backend.ExportableWhere(func(b *backend.Backend) bool { return b.Chips != nil })
 }
 
 func llmBackends() []string {
-	var out []string
-	for _, b := range backend.Exportable() {
-		if b.LLM {
-			out = append(out, b.Name)
-		}
-	}
-	return out
+	return backend.ExportableWhere(func(b *backend.Backend) bool { return b.LLM })
 }
 
 // checkQuant checks QMode and Codes, which only the export_llm recipes take.

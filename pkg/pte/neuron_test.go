@@ -1,7 +1,6 @@
 package pte_test
 
 import (
-	"encoding/binary"
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
@@ -9,15 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-func neuronHead(version byte, inputs, outputs, dataLen uint32) []byte {
-	h := make([]byte, pte.NeuronHeaderSize)
-	h[0] = version
-	binary.LittleEndian.PutUint32(h[1:], inputs)
-	binary.LittleEndian.PutUint32(h[5:], outputs)
-	binary.LittleEndian.PutUint32(h[9:], dataLen)
-	return h
-}
 
 // TestParseNeuronHeader reads headers laid out as preprocess.py packs them ("<BIII").
 func TestParseNeuronHeader(t *testing.T) {
@@ -28,15 +18,15 @@ func TestParseNeuronHeader(t *testing.T) {
 		want    pte.NeuronHeader
 		wantErr string
 	}{
-		{"preprocess output", neuronHead(1, 67, 65, 1000), 1013, pte.NeuronHeader{Version: 1, Inputs: 67, Outputs: 65, DataLen: 1000}, ""},
-		{"extra head bytes", append(neuronHead(1, 1, 1, 3), 9, 9, 9), 16, pte.NeuronHeader{Version: 1, Inputs: 1, Outputs: 1, DataLen: 3}, ""},
+		{"preprocess output", ptetest.NeuronHeader(1, 67, 65, 1000), 1013, pte.NeuronHeader{Version: 1, Inputs: 67, Outputs: 65, DataLen: 1000}, ""},
+		{"extra head bytes", append(ptetest.NeuronHeader(1, 1, 1, 3), 9, 9, 9), 16, pte.NeuronHeader{Version: 1, Inputs: 1, Outputs: 1, DataLen: 3}, ""},
 		{"empty", nil, 0, pte.NeuronHeader{}, "the blob is 0 bytes, shorter than the 13-byte NeuronPayloadHeader"},
-		{"head cut short", neuronHead(1, 1, 1, 100)[:12], 113, pte.NeuronHeader{}, "shorter than the 13-byte"},
-		{"version 2", neuronHead(2, 1, 1, 100), 113, pte.NeuronHeader{Version: 2, Inputs: 1, Outputs: 1, DataLen: 100}, "its header version is 2"},
-		{"no outputs", neuronHead(1, 1, 0, 100), 113, pte.NeuronHeader{Version: 1, Inputs: 1, DataLen: 100}, "0 outputs"},
-		{"network beyond the blob", neuronHead(1, 1, 1, 101), 113, pte.NeuronHeader{Version: 1, Inputs: 1, Outputs: 1, DataLen: 101},
+		{"head cut short", ptetest.NeuronHeader(1, 1, 1, 100)[:12], 113, pte.NeuronHeader{}, "shorter than the 13-byte"},
+		{"version 2", ptetest.NeuronHeader(2, 1, 1, 100), 113, pte.NeuronHeader{Version: 2, Inputs: 1, Outputs: 1, DataLen: 100}, "its header version is 2"},
+		{"no outputs", ptetest.NeuronHeader(1, 1, 0, 100), 113, pte.NeuronHeader{Version: 1, Inputs: 1, DataLen: 100}, "0 outputs"},
+		{"network beyond the blob", ptetest.NeuronHeader(1, 1, 1, 101), 113, pte.NeuronHeader{Version: 1, Inputs: 1, Outputs: 1, DataLen: 101},
 			"its header declares a 101-byte compiled network, the blob holds 100 bytes after the header"},
-		{"blob beyond the network", neuronHead(1, 1, 1, 99), 113, pte.NeuronHeader{Version: 1, Inputs: 1, Outputs: 1, DataLen: 99}, "a 99-byte compiled network"},
+		{"blob beyond the network", ptetest.NeuronHeader(1, 1, 1, 99), 113, pte.NeuronHeader{Version: 1, Inputs: 1, Outputs: 1, DataLen: 99}, "a 99-byte compiled network"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -67,7 +57,7 @@ func TestNeuronSignature(t *testing.T) {
 		{"inline", pte.NeuropilotBackend, good, true, pte.SigNeuron},
 		{"other backend", pte.EnnBackend, good, false, "unknown 0101000000010000"},
 		{"text marker", pte.NeuropilotBackend, ptetest.Blob{Head: []byte("ptetest-neuropilot"), Size: 4096}, false, "unknown 707465746573742d"},
-		{"header disagrees with size", pte.NeuropilotBackend, ptetest.Blob{Head: neuronHead(1, 1, 1, 4096), Size: 4096}, false, "unknown 0101000000010000"},
+		{"header disagrees with size", pte.NeuropilotBackend, ptetest.Blob{Head: ptetest.NeuronHeader(1, 1, 1, 4096), Size: 4096}, false, "unknown 0101000000010000"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

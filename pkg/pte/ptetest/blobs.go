@@ -1,6 +1,10 @@
 package ptetest
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+)
 
 // delegateHeaderBlob lays out the XNNPACK/Vulkan delegate header: magic at 4, u16 header
 // length at 8, u32 flatbuffer offset and size at 10 and 14, u32 constant offset at 18 and
@@ -39,11 +43,18 @@ func QNNBlob(size int64) Blob {
 // ptetest-neuropilot followed by zeros, so a hex dump shows it was never compiled.
 func NeuropilotBlob(size int64) Blob {
 	const marker = "ptetest-neuropilot"
-	size = max(size, int64(13+len(marker)))
-	h := make([]byte, 13, 13+len(marker))
-	h[0] = 1
-	binary.LittleEndian.PutUint32(h[1:], 1)
-	binary.LittleEndian.PutUint32(h[5:], 1)
-	binary.LittleEndian.PutUint32(h[9:], uint32(min(size-13, 1<<32-1)))
+	size = max(size, int64(pte.NeuronHeaderSize+len(marker)))
+	h := NeuronHeader(1, 1, 1, uint32(min(size-pte.NeuronHeaderSize, 1<<32-1)))
 	return Blob{Head: append(h, marker...), Size: size}
+}
+
+// NeuronHeader lays out a NeuronPayloadHeader as ExecuTorch's preprocess.py packs it
+// ("<BIII": version, inputs, outputs, the compiled network's length).
+func NeuronHeader(version byte, inputs, outputs, dataLen uint32) []byte {
+	h := make([]byte, pte.NeuronHeaderSize)
+	h[0] = version
+	binary.LittleEndian.PutUint32(h[1:], inputs)
+	binary.LittleEndian.PutUint32(h[5:], outputs)
+	binary.LittleEndian.PutUint32(h[9:], dataLen)
+	return h
 }
