@@ -89,83 +89,109 @@ func TestExportCommand(t *testing.T) {
 	assert.NoDirExists(t, root+"/w4", "a skipped export removes the work folder it created")
 }
 
+// refusalCase is one refused export command line: its flags after the defaults and the
+// sentence the CLI prints for it.
+type refusalCase struct {
+	name  string
+	extra []string
+	want  string // the sentence after "export: "
+}
+
+// refusalPaths are the paths the refusals give as flag values, made fresh for each run.
+type refusalPaths struct {
+	model    string // a local model folder
+	file     string // a plain file, where a folder is needed or above a folder to create
+	noMTK    string // an ExecuTorch tree without examples/mediatek
+	missing  string // a codes file that does not exist
+	codesDir string // a folder given as the codes file
+	ok       string // the stand-in python that exports
+}
+
+// newRefusalPaths makes the files and folders the refusals name.
+func newRefusalPaths(t *testing.T) refusalPaths {
+	t.Helper()
+	f := refusalPaths{
+		model:    exporttest.ModelDir(t, "Qwen/Qwen3-0.6B"),
+		file:     filepath.Join(t.TempDir(), "a-file"),
+		noMTK:    t.TempDir(),
+		missing:  filepath.Join(t.TempDir(), "codes.pt"),
+		codesDir: t.TempDir(),
+		ok:       filepath.Join(standinBin(t), "python-ok"),
+	}
+	require.NoError(t, os.WriteFile(f.file, []byte("x"), 0o644))
+	return f
+}
+
+// refusalCases are the refused command lines, one per flag and way of getting it wrong.
+func refusalCases(f refusalPaths) []refusalCase {
+	const tiers = "2048, 4096, 8192, 16384, 32768"
+	return []refusalCase{
+		{"no backend", []string{f.model}, "--backend is required: one of xnnpack, vulkan, qnn, mediatek"},
+		{"unknown backend", []string{"--backend", "coreml", f.model}, "--backend coreml is not one of xnnpack, vulkan, qnn, mediatek"},
+		{"soc with xnnpack", []string{"--backend", "xnnpack", f.model, "--soc", "SM8750"},
+			"--soc SM8750 does not apply to xnnpack: only qnn and mediatek files are built per chip"},
+		{"qnn without soc", []string{"--backend", "qnn", f.model}, "--soc is required for qnn: one of SM8750, SM8650 (export.qnn.socs in pipeline.yaml)"},
+		{"unknown qnn chip", []string{"--backend", "qnn", f.model, "--soc", "SM9999"},
+			"--soc SM9999 is not a Qualcomm chip configured for export: the configured ones are SM8750, SM8650 (export.qnn.socs in pipeline.yaml)"},
+		{"a MediaTek chip plan does not offer", []string{"--backend", "mediatek", f.model, "--soc", "MT6989"},
+			"--soc MT6989 is not a MediaTek chip configured for export: the configured ones are MT6991 (export.mediatek.socs in pipeline.yaml)"},
+		{"unknown qmode", []string{"--backend", "xnnpack", f.model, "--qmode", "int8"}, "--qmode int8 is not one the recipes know: 8da4w or fp32"},
+		{"qmode for qnn", []string{"--backend", "qnn", "--soc", "SM8750", f.model, "--qmode", "fp32"},
+			"--qmode applies to xnnpack and vulkan; the qnn recipe's precision is fixed in pipeline.yaml"},
+		{"missing codes", []string{"--backend", "xnnpack", f.model, "--codes", f.missing}, "--codes " + f.missing + " cannot be read: no such file or directory"},
+		{"codes folder", []string{"--backend", "xnnpack", f.model, "--codes", f.codesDir}, "--codes " + f.codesDir + " is not a file: give the codes file of the GPTQ solve"},
+		{"codes for qnn", []string{"--backend", "qnn", "--soc", "SM8750", f.model, "--codes", f.file}, "--codes applies to xnnpack and vulkan, not qnn"},
+		{"codes with fp32", []string{"--backend", "xnnpack", f.model, "--codes", f.file, "--qmode", "fp32"},
+			"--codes holds int4 GPTQ codes, and --qmode fp32 quantizes nothing"},
+		{"negative window", []string{"--backend", "xnnpack", f.model, "--context", "-1"},
+			"--context -1 is negative: leave it out (or give 0) for the automatic window, or give one of " + tiers},
+		{"window that is no tier", []string{"--backend", "xnnpack", f.model, "--context", "1000000"},
+			"--context 1000000 is not a configured window for xnnpack: give one of " + tiers + " (export.context_tiers in pipeline.yaml)"},
+		{"negative timeout", []string{"--backend", "xnnpack", f.model, "--timeout", "-5m"},
+			"--timeout -5m0s is negative: give a duration such as 90m, or 0 for no limit"},
+		{"id that is no Hub id", []string{"--backend", "xnnpack", f.model, "--id", "no slash"}, `--id "no slash" is not a Hugging Face model id (org/name)`},
+		{"id for a Hub model", []string{"--backend", "xnnpack", "Qwen/Qwen3-0.6B", "--id", "Qwen/Qwen3-1.7B"},
+			"--id names the Hub id of a local model folder, and Qwen/Qwen3-0.6B is a Hub id already"},
+		{"neither folder nor id", []string{"--backend", "xnnpack", "not a model"},
+			`"not a model" is neither a local model folder nor a Hugging Face model id (org/name)`},
+		{"python missing", []string{"--backend", "xnnpack", f.model, "--python", "no-such-python-exe-expo"},
+			"--python no-such-python-exe-expo cannot be run (not found on PATH): point --python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
+		{"mediatek without its python", []string{"--backend", "mediatek", "--soc", "MT6991", f.model},
+			"--mtk-python is required for mediatek: the python of the NeuroPilot tool virtualenv (or MTK_PYTHON)"},
+		{"mediatek python missing", []string{"--backend", "mediatek", "--soc", "MT6991", f.model, "--mtk-python", "no-such-python-exe-expo"},
+			"--mtk-python no-such-python-exe-expo cannot be run (not found on PATH): point --mtk-python or MTK_PYTHON at the NeuroPilot tool virtualenv's python"},
+		{"mediatek without executorch", []string{"--backend", "mediatek", "--soc", "MT6991", f.model, "--mtk-python", f.ok},
+			"--executorch is required for mediatek: an ExecuTorch 1.4.0 source tree, whose examples/mediatek holds the export scripts (or EXECUTORCH_SRC)"},
+		{"mediatek without examples/mediatek", []string{"--backend", "mediatek", "--soc", "MT6991", f.model, "--mtk-python", f.ok, "--executorch", f.noMTK},
+			"--executorch " + f.noMTK + " has no examples/mediatek folder: give an ExecuTorch 1.4.0 source tree (or EXECUTORCH_SRC)"},
+		{"executorch that is no folder", []string{"--backend", "qnn", "--soc", "SM8750", f.model, "--executorch", f.file},
+			"--executorch " + f.file + " is not a folder: give an ExecuTorch 1.4.0 source tree (or EXECUTORCH_SRC)"},
+		{"no out", []string{"--backend", "xnnpack", f.model, "--out", ""}, "--out is required"},
+		{"out under a file", []string{"--backend", "xnnpack", f.model, "--out", filepath.Join(f.file, "out")},
+			"--out " + filepath.Join(f.file, "out") + " cannot be created: not a directory"},
+		{"work under a file", []string{"--backend", "xnnpack", f.model, "--work", filepath.Join(f.file, "work")},
+			"--work " + filepath.Join(f.file, "work") + " cannot be created: not a directory"},
+		{"work is out", []string{"--backend", "xnnpack", f.model, "--work", "{root}/out"},
+			"--work and --out must differ: the work folder is removed after a success"},
+		{"work inside out", []string{"--backend", "xnnpack", f.model, "--work", "{root}/out/work"},
+			"--work {root}/out/work is inside --out {root}/out: the work folder would be published"},
+		{"out inside work", []string{"--backend", "xnnpack", f.model, "--out", "{root}/work/out"},
+			"--out {root}/work/out is inside --work {root}/work: the work folder is removed after a success"},
+	}
+}
+
 // TestExportRefusesInput: every refused flag is exit 2 with one line, the sentence that
 // names the flag as the command line spells it, before anything is created. The library
 // names options by their field; these sentences are the CLI's wording of them. {root}
 // in an argument or a sentence is the case's own folder.
 func TestExportRefusesInput(t *testing.T) {
-	bin := standinBin(t)
-	model := exporttest.ModelDir(t, "Qwen/Qwen3-0.6B")
 	t.Setenv("MTK_PYTHON", "")
 	t.Setenv("EXECUTORCH_SRC", "")
-	file := filepath.Join(t.TempDir(), "a-file")
-	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
-	noMTK := t.TempDir() // an ExecuTorch tree without examples/mediatek
-	missing := filepath.Join(t.TempDir(), "codes.pt")
-	codesDir := t.TempDir()
-	ok := filepath.Join(bin, "python-ok")
-	const tiers = "2048, 4096, 8192, 16384, 32768"
-	tests := []struct {
-		name  string
-		extra []string
-		want  string // the sentence after "export: "
-	}{
-		{"no backend", []string{model}, "--backend is required: one of xnnpack, vulkan, qnn, mediatek"},
-		{"unknown backend", []string{"--backend", "coreml", model}, "--backend coreml is not one of xnnpack, vulkan, qnn, mediatek"},
-		{"soc with xnnpack", []string{"--backend", "xnnpack", model, "--soc", "SM8750"},
-			"--soc SM8750 does not apply to xnnpack: only qnn and mediatek files are built per chip"},
-		{"qnn without soc", []string{"--backend", "qnn", model}, "--soc is required for qnn: one of SM8750, SM8650 (export.qnn.socs in pipeline.yaml)"},
-		{"unknown qnn chip", []string{"--backend", "qnn", model, "--soc", "SM9999"},
-			"--soc SM9999 is not a Qualcomm chip configured for export: the configured ones are SM8750, SM8650 (export.qnn.socs in pipeline.yaml)"},
-		{"a MediaTek chip plan does not offer", []string{"--backend", "mediatek", model, "--soc", "MT6989"},
-			"--soc MT6989 is not a MediaTek chip configured for export: the configured ones are MT6991 (export.mediatek.socs in pipeline.yaml)"},
-		{"unknown qmode", []string{"--backend", "xnnpack", model, "--qmode", "int8"}, "--qmode int8 is not one the recipes know: 8da4w or fp32"},
-		{"qmode for qnn", []string{"--backend", "qnn", "--soc", "SM8750", model, "--qmode", "fp32"},
-			"--qmode applies to xnnpack and vulkan; the qnn recipe's precision is fixed in pipeline.yaml"},
-		{"missing codes", []string{"--backend", "xnnpack", model, "--codes", missing}, "--codes " + missing + " cannot be read: no such file or directory"},
-		{"codes folder", []string{"--backend", "xnnpack", model, "--codes", codesDir}, "--codes " + codesDir + " is not a file: give the codes file of the GPTQ solve"},
-		{"codes for qnn", []string{"--backend", "qnn", "--soc", "SM8750", model, "--codes", file}, "--codes applies to xnnpack and vulkan, not qnn"},
-		{"codes with fp32", []string{"--backend", "xnnpack", model, "--codes", file, "--qmode", "fp32"},
-			"--codes holds int4 GPTQ codes, and --qmode fp32 quantizes nothing"},
-		{"negative window", []string{"--backend", "xnnpack", model, "--context", "-1"},
-			"--context -1 is negative: leave it out (or give 0) for the automatic window, or give one of " + tiers},
-		{"window that is no tier", []string{"--backend", "xnnpack", model, "--context", "1000000"},
-			"--context 1000000 is not a configured window for xnnpack: give one of " + tiers + " (export.context_tiers in pipeline.yaml)"},
-		{"negative timeout", []string{"--backend", "xnnpack", model, "--timeout", "-5m"},
-			"--timeout -5m0s is negative: give a duration such as 90m, or 0 for no limit"},
-		{"id that is no Hub id", []string{"--backend", "xnnpack", model, "--id", "no slash"}, `--id "no slash" is not a Hugging Face model id (org/name)`},
-		{"id for a Hub model", []string{"--backend", "xnnpack", "Qwen/Qwen3-0.6B", "--id", "Qwen/Qwen3-1.7B"},
-			"--id names the Hub id of a local model folder, and Qwen/Qwen3-0.6B is a Hub id already"},
-		{"neither folder nor id", []string{"--backend", "xnnpack", "not a model"},
-			`"not a model" is neither a local model folder nor a Hugging Face model id (org/name)`},
-		{"python missing", []string{"--backend", "xnnpack", model, "--python", "no-such-python-exe-expo"},
-			"--python no-such-python-exe-expo cannot be run (not found on PATH): point --python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
-		{"mediatek without its python", []string{"--backend", "mediatek", "--soc", "MT6991", model},
-			"--mtk-python is required for mediatek: the python of the NeuroPilot tool virtualenv (or MTK_PYTHON)"},
-		{"mediatek python missing", []string{"--backend", "mediatek", "--soc", "MT6991", model, "--mtk-python", "no-such-python-exe-expo"},
-			"--mtk-python no-such-python-exe-expo cannot be run (not found on PATH): point --mtk-python or MTK_PYTHON at the NeuroPilot tool virtualenv's python"},
-		{"mediatek without executorch", []string{"--backend", "mediatek", "--soc", "MT6991", model, "--mtk-python", ok},
-			"--executorch is required for mediatek: an ExecuTorch 1.4.0 source tree, whose examples/mediatek holds the export scripts (or EXECUTORCH_SRC)"},
-		{"mediatek without examples/mediatek", []string{"--backend", "mediatek", "--soc", "MT6991", model, "--mtk-python", ok, "--executorch", noMTK},
-			"--executorch " + noMTK + " has no examples/mediatek folder: give an ExecuTorch 1.4.0 source tree (or EXECUTORCH_SRC)"},
-		{"executorch that is no folder", []string{"--backend", "qnn", "--soc", "SM8750", model, "--executorch", file},
-			"--executorch " + file + " is not a folder: give an ExecuTorch 1.4.0 source tree (or EXECUTORCH_SRC)"},
-		{"no out", []string{"--backend", "xnnpack", model, "--out", ""}, "--out is required"},
-		{"out under a file", []string{"--backend", "xnnpack", model, "--out", filepath.Join(file, "out")},
-			"--out " + filepath.Join(file, "out") + " cannot be created: not a directory"},
-		{"work under a file", []string{"--backend", "xnnpack", model, "--work", filepath.Join(file, "work")},
-			"--work " + filepath.Join(file, "work") + " cannot be created: not a directory"},
-		{"work is out", []string{"--backend", "xnnpack", model, "--work", "{root}/out"},
-			"--work and --out must differ: the work folder is removed after a success"},
-		{"work inside out", []string{"--backend", "xnnpack", model, "--work", "{root}/out/work"},
-			"--work {root}/out/work is inside --out {root}/out: the work folder would be published"},
-		{"out inside work", []string{"--backend", "xnnpack", model, "--out", "{root}/work/out"},
-			"--out {root}/work/out is inside --work {root}/work: the work folder is removed after a success"},
-	}
-	for _, tc := range tests {
+	f := newRefusalPaths(t)
+	for _, tc := range refusalCases(f) {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
-			args := []string{"export", "--out", root + "/out", "--work", root + "/work", "--python", ok}
+			args := []string{"export", "--out", root + "/out", "--work", root + "/work", "--python", f.ok}
 			for _, a := range tc.extra {
 				args = append(args, strings.ReplaceAll(a, "{root}", root))
 			}
