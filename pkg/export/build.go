@@ -140,6 +140,7 @@ func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Reci
 			names = append(names, n)
 		}
 	}
+	sort.Strings(names) // a refusal names the same tensor every run
 	a, err := model.ArchOf(src.Config)
 	if err != nil {
 		return err
