@@ -151,128 +151,140 @@ func (r *failingReader) Read(p []byte) (int, error) {
 
 func (r *failingReader) Close() error { return nil }
 
+// placeOld is what dst held before a failed Place, which must survive it whole.
+const placeOld = "the previous export's file"
+
+// placePaths are a failure case's source and destination.
+type placePaths struct{ src, dst string }
+
+// placeFailure is one way Place fails: setup makes the files that fail it, want is the
+// sentence it must fail with.
+type placeFailure struct {
+	name    string
+	how     How
+	setup   func(t *testing.T, dir string) placePaths
+	open    func(*failingReader) func(string) (io.ReadCloser, error)
+	exdev   bool
+	want    func(p placePaths) string
+	is      error
+	oldDst  bool // dst held placeOld before and must still
+	ownPart bool // dst.part is the test's, not Place's
+}
+
+var placeFailures = []placeFailure{
+	{
+		name: "missing source", how: Move,
+		setup: func(t *testing.T, dir string) placePaths {
+			return placePaths{filepath.Join(dir, "in", "missing.pte"), filepath.Join(dir, "out", "a.pte")}
+		},
+		want: func(p placePaths) string { return "cannot open " + p.src + ": no such file or directory" },
+		is:   fs.ErrNotExist,
+	},
+	{
+		name: "source is a folder", how: Copy,
+		setup: func(t *testing.T, dir string) placePaths {
+			src := filepath.Join(dir, "in", "folder")
+			require.NoError(t, os.MkdirAll(src, 0o755))
+			return placePaths{src, filepath.Join(dir, "out", "a.pte")}
+		},
+		want: func(p placePaths) string { return "cannot copy " + p.src + " to " + p.dst + ": is a directory" },
+		is:   syscall.EISDIR,
+	},
+	{
+		name: "read fails in the middle of a copy across file systems", how: Move, exdev: true, oldDst: true,
+		setup: func(t *testing.T, dir string) placePaths {
+			return placePaths{writeFile(t, filepath.Join(dir, "in", "a.pte"), randomBytes(3*bufSize, 1)), filepath.Join(dir, "out", "a.pte")}
+		},
+		open: func(r *failingReader) func(string) (io.ReadCloser, error) {
+			return func(string) (io.ReadCloser, error) { return r, nil }
+		},
+		want: func(p placePaths) string { return "cannot copy " + p.src + " to " + p.dst + ": input/output error" },
+		is:   syscall.EIO,
+	},
+	{
+		name: "destination is a folder with files in it", how: Move,
+		setup: func(t *testing.T, dir string) placePaths {
+			dst := filepath.Join(dir, "out", "a.pte")
+			writeFile(t, filepath.Join(dst, "keep"), []byte("x"))
+			return placePaths{writeFile(t, filepath.Join(dir, "in", "a.pte"), []byte("pte")), dst}
+		},
+		// os.Rename refuses to replace a folder with EEXIST
+		want: func(p placePaths) string { return "cannot rename a temporary file onto " + p.dst + ": file exists" },
+		is:   fs.ErrExist,
+	},
+	{
+		name: "destination's folder is a file", how: Copy,
+		setup: func(t *testing.T, dir string) placePaths {
+			blocker := writeFile(t, filepath.Join(dir, "out"), []byte("x"))
+			return placePaths{writeFile(t, filepath.Join(dir, "in", "a.pte"), []byte("pte")), filepath.Join(blocker, "a.pte")}
+		},
+		want: func(p placePaths) string { return "cannot create " + filepath.Dir(p.dst) + ": not a directory" },
+		is:   syscall.ENOTDIR,
+	},
+	{
+		name: "temporary file cannot be created", how: Copy, oldDst: true, ownPart: true,
+		setup: func(t *testing.T, dir string) placePaths {
+			dst := filepath.Join(dir, "out", "a.pte")
+			writeFile(t, filepath.Join(dst+".part", "keep"), []byte("x"))
+			return placePaths{writeFile(t, filepath.Join(dir, "in", "a.pte"), []byte("pte")), dst}
+		},
+		want: func(p placePaths) string { return "cannot create " + p.dst + ".part: is a directory" },
+		is:   syscall.EISDIR,
+	},
+}
+
 // TestPlaceFailures checks that a failed Place says what failed in one sentence naming
 // each file once, leaves no partial dst (an older dst survives whole), keeps the source,
 // and removes dst.part.
 func TestPlaceFailures(t *testing.T) {
-	const old = "the previous export's file"
-	type paths struct{ src, dst string }
-	tests := []struct {
-		name    string
-		how     How
-		setup   func(t *testing.T, dir string) paths
-		open    func(*failingReader) func(string) (io.ReadCloser, error)
-		exdev   bool
-		want    func(p paths) string
-		is      error
-		oldDst  bool // dst held old before and must still
-		ownPart bool // dst.part is the test's, not Place's
-	}{
-		{
-			name: "missing source", how: Move,
-			setup: func(t *testing.T, dir string) paths {
-				return paths{filepath.Join(dir, "in", "missing.pte"), filepath.Join(dir, "out", "a.pte")}
-			},
-			want: func(p paths) string { return "cannot open " + p.src + ": no such file or directory" },
-			is:   fs.ErrNotExist,
-		},
-		{
-			name: "source is a folder", how: Copy,
-			setup: func(t *testing.T, dir string) paths {
-				src := filepath.Join(dir, "in", "folder")
-				require.NoError(t, os.MkdirAll(src, 0o755))
-				return paths{src, filepath.Join(dir, "out", "a.pte")}
-			},
-			want: func(p paths) string { return "cannot copy " + p.src + " to " + p.dst + ": is a directory" },
-			is:   syscall.EISDIR,
-		},
-		{
-			name: "read fails in the middle of a copy across file systems", how: Move, exdev: true, oldDst: true,
-			setup: func(t *testing.T, dir string) paths {
-				return paths{writeFile(t, filepath.Join(dir, "in", "a.pte"), randomBytes(3*bufSize, 1)), filepath.Join(dir, "out", "a.pte")}
-			},
-			open: func(r *failingReader) func(string) (io.ReadCloser, error) {
-				return func(string) (io.ReadCloser, error) { return r, nil }
-			},
-			want: func(p paths) string { return "cannot copy " + p.src + " to " + p.dst + ": input/output error" },
-			is:   syscall.EIO,
-		},
-		{
-			name: "destination is a folder with files in it", how: Move,
-			setup: func(t *testing.T, dir string) paths {
-				dst := filepath.Join(dir, "out", "a.pte")
-				writeFile(t, filepath.Join(dst, "keep"), []byte("x"))
-				return paths{writeFile(t, filepath.Join(dir, "in", "a.pte"), []byte("pte")), dst}
-			},
-			// os.Rename refuses to replace a folder with EEXIST
-			want: func(p paths) string { return "cannot rename a temporary file onto " + p.dst + ": file exists" },
-			is:   fs.ErrExist,
-		},
-		{
-			name: "destination's folder is a file", how: Copy,
-			setup: func(t *testing.T, dir string) paths {
-				blocker := writeFile(t, filepath.Join(dir, "out"), []byte("x"))
-				return paths{writeFile(t, filepath.Join(dir, "in", "a.pte"), []byte("pte")), filepath.Join(blocker, "a.pte")}
-			},
-			want: func(p paths) string { return "cannot create " + filepath.Dir(p.dst) + ": not a directory" },
-			is:   syscall.ENOTDIR,
-		},
-		{
-			name: "temporary file cannot be created", how: Copy, oldDst: true, ownPart: true,
-			setup: func(t *testing.T, dir string) paths {
-				dst := filepath.Join(dir, "out", "a.pte")
-				writeFile(t, filepath.Join(dst+".part", "keep"), []byte("x"))
-				return paths{writeFile(t, filepath.Join(dir, "in", "a.pte"), []byte("pte")), dst}
-			},
-			want: func(p paths) string { return "cannot create " + p.dst + ".part: is a directory" },
-			is:   syscall.EISDIR,
-		},
+	for _, tc := range placeFailures {
+		t.Run(tc.name, func(t *testing.T) { checkPlaceFailure(t, tc) })
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			p := tc.setup(t, dir)
-			if tc.oldDst {
-				writeFile(t, p.dst, []byte(old))
-			}
-			srcBefore, srcErr := os.ReadFile(p.src)
-			r := &renamer{}
-			if tc.exdev {
-				r.fail = syscall.EXDEV
-			}
-			pl := placer{rename: r.rename, open: openFile}
-			fr := &failingReader{left: 2*bufSize + 100}
-			if tc.open != nil {
-				pl.open = tc.open(fr)
-			}
+}
 
-			_, err := pl.place(p.src, p.dst, tc.how)
+// checkPlaceFailure sets up tc, places its source and checks the error and what is left.
+func checkPlaceFailure(t *testing.T, tc placeFailure) {
+	dir := t.TempDir()
+	p := tc.setup(t, dir)
+	if tc.oldDst {
+		writeFile(t, p.dst, []byte(placeOld))
+	}
+	srcBefore, srcErr := os.ReadFile(p.src)
+	r := &renamer{}
+	if tc.exdev {
+		r.fail = syscall.EXDEV
+	}
+	pl := placer{rename: r.rename, open: openFile}
+	fr := &failingReader{left: 2*bufSize + 100}
+	if tc.open != nil {
+		pl.open = tc.open(fr)
+	}
 
-			require.Error(t, err)
-			msg := tc.want(p)
-			assert.Equal(t, msg, err.Error())
-			assert.ErrorIs(t, err, tc.is)
-			assert.Equal(t, strings.Count(msg, p.dst), strings.Count(err.Error(), p.dst))
-			assert.LessOrEqual(t, strings.Count(err.Error(), p.src), 1, "src named more than once")
-			if tc.open != nil {
-				assert.Zero(t, fr.left, "the read did not fail mid-copy")
-			}
-			if tc.oldDst {
-				got, err := os.ReadFile(p.dst)
-				require.NoError(t, err)
-				assert.Equal(t, old, string(got), "the older dst was touched")
-			} else if st, err := os.Stat(p.dst); err == nil {
-				assert.True(t, st.IsDir(), "a partial dst was left")
-			}
-			if !tc.ownPart {
-				assert.NoFileExists(t, p.dst+".part")
-				assert.NoDirExists(t, p.dst+".part")
-			}
-			if srcErr == nil {
-				after, err := os.ReadFile(p.src)
-				require.NoError(t, err, "the source was lost")
-				assert.True(t, string(after) == string(srcBefore), "the source changed")
-			}
-		})
+	_, err := pl.place(p.src, p.dst, tc.how)
+
+	require.Error(t, err)
+	msg := tc.want(p)
+	assert.Equal(t, msg, err.Error())
+	assert.ErrorIs(t, err, tc.is)
+	assert.Equal(t, strings.Count(msg, p.dst), strings.Count(err.Error(), p.dst))
+	assert.LessOrEqual(t, strings.Count(err.Error(), p.src), 1, "src named more than once")
+	if tc.open != nil {
+		assert.Zero(t, fr.left, "the read did not fail mid-copy")
+	}
+	if tc.oldDst {
+		got, err := os.ReadFile(p.dst)
+		require.NoError(t, err)
+		assert.Equal(t, placeOld, string(got), "the older dst was touched")
+	} else if st, err := os.Stat(p.dst); err == nil {
+		assert.True(t, st.IsDir(), "a partial dst was left")
+	}
+	if !tc.ownPart {
+		assert.NoFileExists(t, p.dst+".part")
+		assert.NoDirExists(t, p.dst+".part")
+	}
+	if srcErr == nil {
+		after, err := os.ReadFile(p.src)
+		require.NoError(t, err, "the source was lost")
+		assert.True(t, string(after) == string(srcBefore), "the source changed")
 	}
 }
