@@ -26,123 +26,95 @@ func numbered(n int) []string {
 	return steps
 }
 
+// toolOutcome is one way a tool run ends: the spec it runs and what its result, error and
+// prefixed output must show.
+type toolOutcome struct {
+	name  string
+	spec  Spec
+	check func(t *testing.T, res Result, err error, out string)
+}
+
+// toolOutcomes builds the cases when the test runs: fake needs the fakeprog TestMain built.
+func toolOutcomes() []toolOutcome {
+	return []toolOutcome{
+		{"prints lines and exits 0", Spec{Argv: fake("p:hello", "e:to stderr", "p:bye")}, checkPrintsLines},
+		{"exit 3 keeps the last 40 lines", Spec{Argv: fake(append(numbered(50), "x:3")...)}, checkExit3Tail},
+		{"killed by a signal", Spec{Argv: []string{"/bin/sh", "-c", "echo dying; kill -9 $$"}}, checkKilled},
+		{"environment is only what the spec gives",
+			Spec{Argv: fake("env:A", "env:RUN_TEST_LEAK"), Env: []string{"A=1"}}, checkOwnEnvironment},
+		{"secrets are masked in output and errors", Spec{
+			Argv: fake("env:HF_TOKEN", "x:2"), Env: []string{"HF_TOKEN=hf_sEcReT"},
+			Secrets: []string{"hf_sEcReT"},
+		}, checkSecretsMasked},
+		{"missing command",
+			Spec{Argv: []string{"no-such-tool-exe-expo"}, Env: []string{"PATH=/nonexistent"}}, checkMissingCommand},
+		{"bare name found in the tool's PATH",
+			Spec{Argv: []string{"sh", "-c", "echo via-path"}, Env: []string{"PATH=/usr/bin:/bin"}}, checkFoundInPath},
+	}
+}
+
+func checkPrintsLines(t *testing.T, res Result, err error, out string) {
+	require.NoError(t, err)
+	assert.Equal(t, 0, res.ExitStatus)
+	want := "[fake] hello\n[fake] to stderr\n[fake] bye\n"
+	assert.True(t, strings.HasSuffix(out, want), "output %q does not end with %q", out, want)
+	assert.Equal(t, []string{"hello", "to stderr", "bye"}, res.Tail)
+}
+
+func checkExit3Tail(t *testing.T, res Result, err error, out string) {
+	var ee *ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 3, ee.Status)
+	assert.Equal(t, 3, res.ExitStatus)
+	assert.Empty(t, ee.Signal)
+	require.Len(t, ee.Tail, 40)
+	assert.Equal(t, "line 11", ee.Tail[0])
+	assert.Equal(t, "line 50", ee.Tail[39])
+	msg := err.Error()
+	assert.True(t, strings.HasPrefix(msg, "fake exited with status 3; last 40 lines:"), "message = %q", msg)
+	assert.Contains(t, msg, "\n  line 50")
+	assert.NotContains(t, msg, "line 10\n")
+}
+
+func checkKilled(t *testing.T, res Result, err error, out string) {
+	var ee *ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 137, ee.Status)
+	assert.Contains(t, ee.Signal, "9")
+	assert.Contains(t, err.Error(), "killed by signal 9")
+	assert.Contains(t, err.Error(), "dying")
+}
+
+func checkOwnEnvironment(t *testing.T, res Result, err error, out string) {
+	require.NoError(t, err)
+	assert.Contains(t, out, "[fake] A=1\n")
+	assert.Contains(t, out, "[fake] RUN_TEST_LEAK unset\n")
+	assert.NotContains(t, out, "must-not-leak", "parent environment leaked")
+}
+
+func checkSecretsMasked(t *testing.T, res Result, err error, out string) {
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "hf_sEcReT")
+	assert.Contains(t, err.Error(), "HF_TOKEN=***")
+	assert.NotContains(t, out, "hf_sEcReT")
+	assert.Contains(t, out, "[fake] HF_TOKEN=***\n")
+}
+
+func checkMissingCommand(t *testing.T, res Result, err error, out string) {
+	assert.ErrorContains(t, err, `"no-such-tool-exe-expo" not found`)
+	assert.Equal(t, -1, res.ExitStatus)
+}
+
+func checkFoundInPath(t *testing.T, res Result, err error, out string) {
+	assert.NoError(t, err)
+	assert.Contains(t, out, "[fake] via-path\n")
+}
+
+// TestToolOutcomes runs each outcome's spec as the tool "fake" with prefixed output and
+// hands its result, error and output to the outcome's check.
 func TestToolOutcomes(t *testing.T) {
 	t.Setenv("RUN_TEST_LEAK", "must-not-leak")
-	tests := []struct {
-		name    string
-		spec    Spec
-		check   func(t *testing.T, res Result, err error, out string)
-		maxTime time.Duration
-	}{
-		{
-			name: "prints lines and exits 0",
-			spec: Spec{Argv: fake("p:hello", "e:to stderr", "p:bye")},
-			check: func(t *testing.T, res Result, err error, out string) {
-				if err != nil {
-					t.Fatalf("err = %v", err)
-				}
-				if res.ExitStatus != 0 {
-					t.Errorf("ExitStatus = %d", res.ExitStatus)
-				}
-				want := "[fake] hello\n[fake] to stderr\n[fake] bye\n"
-				if !strings.HasSuffix(out, want) {
-					t.Errorf("output %q does not end with %q", out, want)
-				}
-				if got := strings.Join(res.Tail, "|"); got != "hello|to stderr|bye" {
-					t.Errorf("Tail = %q", got)
-				}
-			},
-		},
-		{
-			name: "exit 3 keeps the last 40 lines",
-			spec: Spec{Argv: fake(append(numbered(50), "x:3")...)},
-			check: func(t *testing.T, res Result, err error, out string) {
-				var ee *ExitError
-				if !errors.As(err, &ee) {
-					t.Fatalf("err = %v (%T), want *ExitError", err, err)
-				}
-				if ee.Status != 3 || res.ExitStatus != 3 || ee.Signal != "" {
-					t.Errorf("status = %d/%d signal %q", ee.Status, res.ExitStatus, ee.Signal)
-				}
-				if len(ee.Tail) != 40 || ee.Tail[0] != "line 11" || ee.Tail[39] != "line 50" {
-					t.Errorf("Tail = %d lines, %q..%q", len(ee.Tail), ee.Tail[0], ee.Tail[len(ee.Tail)-1])
-				}
-				msg := err.Error()
-				if !strings.HasPrefix(msg, "fake exited with status 3; last 40 lines:") ||
-					!strings.Contains(msg, "\n  line 50") || strings.Contains(msg, "line 10\n") {
-					t.Errorf("message = %q", msg)
-				}
-			},
-		},
-		{
-			name: "killed by a signal",
-			spec: Spec{Argv: []string{"/bin/sh", "-c", "echo dying; kill -9 $$"}},
-			check: func(t *testing.T, res Result, err error, out string) {
-				var ee *ExitError
-				if !errors.As(err, &ee) {
-					t.Fatalf("err = %v, want *ExitError", err)
-				}
-				if ee.Status != 137 || !strings.Contains(ee.Signal, "9") {
-					t.Errorf("status %d signal %q", ee.Status, ee.Signal)
-				}
-				if !strings.Contains(err.Error(), "killed by signal 9") || !strings.Contains(err.Error(), "dying") {
-					t.Errorf("message = %q", err)
-				}
-			},
-		},
-		{
-			name: "environment is only what the spec gives",
-			spec: Spec{Argv: fake("env:A", "env:RUN_TEST_LEAK"), Env: []string{"A=1"}},
-			check: func(t *testing.T, res Result, err error, out string) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !strings.Contains(out, "[fake] A=1\n") || !strings.Contains(out, "[fake] RUN_TEST_LEAK unset\n") {
-					t.Errorf("output = %q", out)
-				}
-				if strings.Contains(out, "must-not-leak") {
-					t.Errorf("parent environment leaked: %q", out)
-				}
-			},
-		},
-		{
-			name: "secrets are masked in output and errors",
-			spec: Spec{
-				Argv: fake("env:HF_TOKEN", "x:2"), Env: []string{"HF_TOKEN=hf_sEcReT"},
-				Secrets: []string{"hf_sEcReT"},
-			},
-			check: func(t *testing.T, res Result, err error, out string) {
-				if err == nil || strings.Contains(err.Error(), "hf_sEcReT") || !strings.Contains(err.Error(), "HF_TOKEN=***") {
-					t.Errorf("err = %v", err)
-				}
-				if strings.Contains(out, "hf_sEcReT") || !strings.Contains(out, "[fake] HF_TOKEN=***\n") {
-					t.Errorf("output = %q", out)
-				}
-			},
-		},
-		{
-			name: "missing command",
-			spec: Spec{Argv: []string{"no-such-tool-exe-expo"}, Env: []string{"PATH=/nonexistent"}},
-			check: func(t *testing.T, res Result, err error, out string) {
-				if err == nil || !strings.Contains(err.Error(), `"no-such-tool-exe-expo" not found`) {
-					t.Errorf("err = %v", err)
-				}
-				if res.ExitStatus != -1 {
-					t.Errorf("ExitStatus = %d", res.ExitStatus)
-				}
-			},
-		},
-		{
-			name: "bare name found in the tool's PATH",
-			spec: Spec{Argv: []string{"sh", "-c", "echo via-path"}, Env: []string{"PATH=/usr/bin:/bin"}},
-			check: func(t *testing.T, res Result, err error, out string) {
-				if err != nil || !strings.Contains(out, "[fake] via-path\n") {
-					t.Errorf("err = %v, output %q", err, out)
-				}
-			},
-		},
-	}
-	for _, tc := range tests {
+	for _, tc := range toolOutcomes() {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			spec := tc.spec
