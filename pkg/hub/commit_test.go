@@ -1,6 +1,7 @@
 package hub_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -13,6 +14,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // writeFile puts content in a temp file and returns its path.
@@ -49,6 +52,39 @@ func TestCreateRepo(t *testing.T) {
 	}
 }
 
+// commitFiles are the contents TestCommit publishes: one multipart LFS file, one basic LFS
+// file, a regular file from disk, and two given in memory.
+type commitFiles struct {
+	multi, basic, tok []byte
+}
+
+func newCommitFiles() commitFiles {
+	return commitFiles{
+		multi: pattern(5<<20+123, 1), // 6 parts of 1 MiB
+		basic: pattern(300<<10, 2),   // one PUT (a .pte goes to LFS by name)
+		tok:   []byte(`{"model": {"type": "BPE"}}`),
+	}
+}
+
+// request writes the files to disk and asks to commit them on top of parent; the
+// multipart file comes with its digest, as the export's report gives it.
+func (f commitFiles) request(t *testing.T, parent string) hub.CommitRequest {
+	multiPath := writeFile(t, "model.pte", f.multi)
+	digest := must(fileutil.Hash(multiPath))(t)
+	return hub.CommitRequest{
+		Repo: "org/pub", Summary: "xnnpack 4k: org/src@abc", ParentCommit: parent,
+		Add: []hub.CommitFile{
+			{PathInRepo: "xnnpack/model-4k.pte", LocalPath: multiPath, SHA256: digest.SHA256, Size: digest.Bytes},
+			{PathInRepo: "vulkan/model-4k.pte", LocalPath: writeFile(t, "b.pte", f.basic)},
+			{PathInRepo: "tokenizer.json", LocalPath: writeFile(t, "tokenizer.json", f.tok)},
+			{PathInRepo: "README.md", Content: []byte("---\nlicense: mit\n---\n# hi\n")},
+			{PathInRepo: "empty.txt", Content: []byte{}},
+		},
+	}
+}
+
+// TestCommit publishes a commit with every kind of file, then checks that the same files
+// again change nothing and that a folder and a file can be deleted.
 func TestCommit(t *testing.T) {
 	srv := hubtest.New(t)
 	srv.MultipartThreshold = 2 << 20
@@ -58,80 +94,53 @@ func TestCommit(t *testing.T) {
 	ctx := context.Background()
 	must(c.CreateRepo(ctx, "org/pub", hub.RepoOptions{}))(t)
 	parent := srv.Head("org/pub")
+	files := newCommitFiles()
+	req := files.request(t, parent)
 
-	multi := pattern(5<<20+123, 1) // 6 parts of 1 MiB
-	basic := pattern(300<<10, 2)   // one PUT (a .pte goes to LFS by name)
-	tok := []byte(`{"model": {"type": "BPE"}}`)
-	multiPath := writeFile(t, "model.pte", multi)
-	digest := must(fileutil.Hash(multiPath))(t)
-	sha, size := digest.SHA256, digest.Bytes
-	req := hub.CommitRequest{
-		Repo: "org/pub", Summary: "xnnpack 4k: org/src@abc", ParentCommit: parent,
-		Add: []hub.CommitFile{
-			{PathInRepo: "xnnpack/model-4k.pte", LocalPath: multiPath, SHA256: sha, Size: size},
-			{PathInRepo: "vulkan/model-4k.pte", LocalPath: writeFile(t, "b.pte", basic)},
-			{PathInRepo: "tokenizer.json", LocalPath: writeFile(t, "tokenizer.json", tok)},
-			{PathInRepo: "README.md", Content: []byte("---\nlicense: mit\n---\n# hi\n")},
-			{PathInRepo: "empty.txt", Content: []byte{}},
-		},
-	}
 	res := must(c.Commit(ctx, req))(t)
-	if res.OID != srv.Head("org/pub") || !strings.HasSuffix(res.URL, "/commit/"+res.OID) {
-		t.Fatalf("commit %+v, head %s", res, srv.Head("org/pub"))
-	}
-	shas, titles := srv.History("org/pub")
-	if len(shas) != 2 || shas[1] != parent || titles[0] != req.Summary {
-		t.Errorf("history %v %v, want the commit on top of %s", shas, titles, parent)
-	}
-	want := map[string][]byte{"xnnpack/model-4k.pte": multi, "vulkan/model-4k.pte": basic, "tokenizer.json": tok, "empty.txt": {}}
-	for path, content := range want {
-		got := must(srv.FileBytes("org/pub", "main", path))(t)
-		if string(got) != string(content) {
-			t.Errorf("%s: stored %d bytes, want %d", path, len(got), len(content))
-		}
-		_, _, lfs, _ := srv.FileInfo("org/pub", "main", path)
-		if lfs != strings.HasSuffix(path, ".pte") {
-			t.Errorf("%s: lfs = %v", path, lfs)
-		}
-	}
-	if n := count(srv, "PUT", "/part/"); n != 6 {
-		t.Errorf("%d part PUTs, want 6", n)
-	}
-	if n := count(srv, "POST", "/complete"); n != 1 {
-		t.Errorf("%d completions, want 1", n)
-	}
-	if n := count(srv, "POST", "/objects/verify"); n != 2 {
-		t.Errorf("%d verify calls, want 2", n)
-	}
-	for _, r := range srv.Requests() {
-		if strings.HasPrefix(r.Path, "/lfs-storage/") && r.Auth {
-			t.Errorf("token sent to presigned storage: %s %s", r.Method, r.Path)
-		}
-	}
-	slices.Sort(res.Uploaded)
-	if !slices.Equal(res.Uploaded, []string{"vulkan/model-4k.pte", "xnnpack/model-4k.pte"}) {
-		t.Errorf("uploaded %v", res.Uploaded)
-	}
+	checkCommitted(t, srv, req, res, files)
 
 	// The same files again: nothing changes, nothing is uploaded.
 	puts := count(srv, "PUT", "/lfs-storage/")
 	req.ParentCommit = res.OID
 	_, err := c.Commit(ctx, req)
-	if !errors.Is(err, hub.ErrNoChanges) {
-		t.Errorf("recommit of identical files: %v, want ErrNoChanges", err)
-	}
-	if count(srv, "PUT", "/lfs-storage/") != puts {
-		t.Error("identical files were uploaded again")
-	}
+	assert.ErrorIs(t, err, hub.ErrNoChanges, "recommit of identical files")
+	assert.Equal(t, puts, count(srv, "PUT", "/lfs-storage/"), "identical files were uploaded again")
 
 	// Delete a folder and a file.
 	del := must(c.Commit(ctx, hub.CommitRequest{Repo: "org/pub", Summary: "drop vulkan", ParentCommit: res.OID, Delete: []string{"vulkan/", "empty.txt"}}))(t)
-	if files := srv.Files("org/pub", del.OID); slices.Contains(files, "vulkan/model-4k.pte") || slices.Contains(files, "empty.txt") {
-		t.Errorf("after delete: %v", files)
+	after := srv.Files("org/pub", del.OID)
+	assert.NotContains(t, after, "vulkan/model-4k.pte", "after delete")
+	assert.NotContains(t, after, "empty.txt", "after delete")
+	_, err = c.Commit(ctx, hub.CommitRequest{Repo: "org/pub", Summary: "x", Delete: []string{"nope.txt"}})
+	assert.ErrorIs(t, err, hub.ErrEntryNotFound, "deleting a missing file")
+}
+
+// checkCommitted checks the first commit of TestCommit: it is the head on top of the
+// parent, holds every file with LFS for the .pte files, and uploaded those the way the
+// server asked, without sending the token to the storage.
+func checkCommitted(t *testing.T, srv *hubtest.Server, req hub.CommitRequest, res *hub.CommitResult, f commitFiles) {
+	require.Equal(t, srv.Head("org/pub"), res.OID, "the commit is not the head")
+	require.True(t, strings.HasSuffix(res.URL, "/commit/"+res.OID), "commit URL %s", res.URL)
+	shas, titles := srv.History("org/pub")
+	require.Len(t, shas, 2, "history %v", shas)
+	assert.Equal(t, req.ParentCommit, shas[1], "the commit is not on top of its parent")
+	assert.Equal(t, req.Summary, titles[0])
+	want := map[string][]byte{"xnnpack/model-4k.pte": f.multi, "vulkan/model-4k.pte": f.basic, "tokenizer.json": f.tok, "empty.txt": {}}
+	for path, content := range want {
+		got := must(srv.FileBytes("org/pub", "main", path))(t)
+		assert.True(t, bytes.Equal(content, got), "%s: stored %d bytes, want %d", path, len(got), len(content))
+		_, _, lfs, _ := srv.FileInfo("org/pub", "main", path)
+		assert.Equal(t, strings.HasSuffix(path, ".pte"), lfs, "%s: lfs", path)
 	}
-	if _, err := c.Commit(ctx, hub.CommitRequest{Repo: "org/pub", Summary: "x", Delete: []string{"nope.txt"}}); !errors.Is(err, hub.ErrEntryNotFound) {
-		t.Errorf("deleting a missing file: %v, want ErrEntryNotFound", err)
+	assert.Equal(t, 6, count(srv, "PUT", "/part/"), "part PUTs")
+	assert.Equal(t, 1, count(srv, "POST", "/complete"), "completions")
+	assert.Equal(t, 2, count(srv, "POST", "/objects/verify"), "verify calls")
+	for _, r := range srv.Requests() {
+		assert.False(t, strings.HasPrefix(r.Path, "/lfs-storage/") && r.Auth, "token sent to presigned storage: %s %s", r.Method, r.Path)
 	}
+	slices.Sort(res.Uploaded)
+	assert.Equal(t, []string{"vulkan/model-4k.pte", "xnnpack/model-4k.pte"}, res.Uploaded)
 }
 
 func TestCommitStaleParentAndRetry(t *testing.T) {

@@ -7,12 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // jsDir holds the @huggingface/hub driver; CI runs `npm ci` there.
@@ -60,6 +61,53 @@ type jsFile struct {
 	Size   int64  `json:"size"`
 }
 
+// jsConformance is the JS driver's answer in conformance mode: what @huggingface/hub saw
+// of each call it made against hubtest.
+type jsConformance struct {
+	SecondCreate int `json:"secondCreate"`
+	Upload       struct {
+		Commit string `json:"commit"`
+	} `json:"upload"`
+	List []struct {
+		Path string  `json:"path"`
+		Type string  `json:"type"`
+		Size int64   `json:"size"`
+		LFS  *string `json:"lfs"`
+	} `json:"list"`
+	Exists        bool `json:"exists"`
+	MissingExists bool `json:"missingExists"`
+	Info          struct {
+		Name     string   `json:"name"`
+		SHA      string   `json:"sha"`
+		Siblings []string `json:"siblings"`
+	} `json:"info"`
+	Listed    []string `json:"listed"`
+	Downloads []jsFile `json:"downloads"`
+}
+
+// conformanceFiles are what both clients upload: a regular file, one multipart LFS file
+// (7 parts) and one basic LFS file (one presigned PUT).
+func conformanceFiles() map[string][]byte {
+	return map[string][]byte{
+		"README.md":                     []byte("---\nlicense: apache-2.0\n---\n# model\n"),
+		"weights/model.pte":             pattern(12<<20+77, 5), // multipart: 7 parts
+		"xnnpack/embedding.safetensors": pattern(3<<20, 6),     // one presigned PUT
+	}
+}
+
+// writeSpecs writes files into a fresh folder and returns the driver's upload specs, each
+// a path in the repo and the local file that holds it.
+func writeSpecs(t *testing.T, files map[string][]byte) []map[string]string {
+	dir := t.TempDir()
+	var specs []map[string]string
+	for p, b := range files {
+		local := filepath.Join(dir, filepath.Base(p))
+		require.NoError(t, os.WriteFile(local, b, 0o644))
+		specs = append(specs, map[string]string{"path": p, "local": local})
+	}
+	return specs
+}
+
 // TestConformanceWithOfficialJSClient checks hubtest against @huggingface/hub (create repo,
 // upload regular, basic-LFS and multipart-LFS files, list, info, download), then checks our
 // client against the same server in both directions.
@@ -67,84 +115,18 @@ func TestConformanceWithOfficialJSClient(t *testing.T) {
 	node := needNode(t)
 	srv := hubtest.New(t)
 	srv.MultipartThreshold, srv.ChunkSize = 5<<20, 2<<20
-	dir := t.TempDir()
-	files := map[string][]byte{
-		"README.md":                     []byte("---\nlicense: apache-2.0\n---\n# model\n"),
-		"weights/model.pte":             pattern(12<<20+77, 5), // multipart: 7 parts
-		"xnnpack/embedding.safetensors": pattern(3<<20, 6),     // one presigned PUT
-	}
-	var specs []map[string]string
-	for p, b := range files {
-		local := filepath.Join(dir, filepath.Base(p))
-		if err := os.WriteFile(local, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		specs = append(specs, map[string]string{"path": p, "local": local})
-	}
-	var got struct {
-		SecondCreate int `json:"secondCreate"`
-		Upload       struct {
-			Commit string `json:"commit"`
-		} `json:"upload"`
-		List []struct {
-			Path string  `json:"path"`
-			Type string  `json:"type"`
-			Size int64   `json:"size"`
-			LFS  *string `json:"lfs"`
-		} `json:"list"`
-		Exists        bool `json:"exists"`
-		MissingExists bool `json:"missingExists"`
-		Info          struct {
-			Name     string   `json:"name"`
-			SHA      string   `json:"sha"`
-			Siblings []string `json:"siblings"`
-		} `json:"info"`
-		Listed    []string `json:"listed"`
-		Downloads []jsFile `json:"downloads"`
-	}
+	files := conformanceFiles()
+	specs := writeSpecs(t, files)
+	var got jsConformance
 	runDriver(t, node, map[string]any{"mode": "conformance", "hubUrl": srv.URL, "token": testToken, "repo": "acme/js-upload", "files": specs}, &got)
-
-	if got.SecondCreate != 409 {
-		t.Errorf("second createRepo: status %d, want 409", got.SecondCreate)
-	}
-	if got.Upload.Commit != srv.Head("acme/js-upload") || got.Info.SHA != got.Upload.Commit || got.Info.Name != "acme/js-upload" {
-		t.Errorf("commit %s, info %+v, head %s", got.Upload.Commit, got.Info, srv.Head("acme/js-upload"))
-	}
-	if !got.Exists || got.MissingExists || !slices.Contains(got.Listed, "acme/js-upload") {
-		t.Errorf("exists %v, missing exists %v, listed %v", got.Exists, got.MissingExists, got.Listed)
-	}
-	for p, b := range files {
-		var seen bool
-		for _, e := range got.List {
-			if e.Path == p {
-				seen = true
-				isLFS := e.LFS != nil && *e.LFS == sha256Hex(b)
-				if e.Size != int64(len(b)) || isLFS != (p != "README.md") {
-					t.Errorf("listFiles %s: %+v", p, e)
-				}
-			}
-		}
-		if !seen {
-			t.Errorf("listFiles lacks %s", p)
-		}
-	}
-	for _, d := range got.Downloads {
-		if d.SHA256 != sha256Hex(files[d.Path]) {
-			t.Errorf("JS download of %s: sha256 %s, want %s", d.Path, d.SHA256, sha256Hex(files[d.Path]))
-		}
-	}
-	if count(srv, "PUT", "/part/") != 7 || count(srv, "POST", "/complete") != 1 {
-		t.Errorf("JS client sent %d parts and %d completions, want 7 and 1", count(srv, "PUT", "/part/"), count(srv, "POST", "/complete"))
-	}
+	checkJSConformance(t, srv, files, got)
 
 	// Our client reads what the JS client wrote.
 	c := newClient(srv, testToken)
 	ctx := context.Background()
 	for p, b := range files {
 		d := must(c.Download(ctx, "acme/js-upload", "main", p, filepath.Join(t.TempDir(), "dl")))(t)
-		if d.SHA256 != sha256Hex(b) {
-			t.Errorf("our download of %s: sha256 %s", p, d.SHA256)
-		}
+		assert.Equal(t, sha256Hex(b), d.SHA256, "our download of %s", p)
 	}
 
 	// The JS client reads what our client wrote.
@@ -161,11 +143,39 @@ func TestConformanceWithOfficialJSClient(t *testing.T) {
 	}
 	runDriver(t, node, map[string]any{"mode": "download", "hubUrl": srv.URL, "token": testToken, "repo": "acme/go-upload", "paths": paths}, &back)
 	for _, d := range back {
-		if d.SHA256 != sha256Hex(files[d.Path]) || d.Size != int64(len(files[d.Path])) {
-			t.Errorf("JS download of our %s: %+v", d.Path, d)
+		assert.Equal(t, sha256Hex(files[d.Path]), d.SHA256, "JS download of our %s: sha256", d.Path)
+		assert.Equal(t, int64(len(files[d.Path])), d.Size, "JS download of our %s: size", d.Path)
+	}
+	assert.Len(t, back, len(files), "JS downloaded files")
+}
+
+// checkJSConformance checks what the JS client saw of hubtest: a second create is a 409,
+// the upload is the head, exists, info, list and download agree with files, and the
+// multipart file went up in 7 parts and one completion.
+func checkJSConformance(t *testing.T, srv *hubtest.Server, files map[string][]byte, got jsConformance) {
+	assert.Equal(t, 409, got.SecondCreate, "second createRepo status")
+	assert.Equal(t, srv.Head("acme/js-upload"), got.Upload.Commit, "the JS commit is not the head")
+	assert.Equal(t, got.Upload.Commit, got.Info.SHA, "info's sha")
+	assert.Equal(t, "acme/js-upload", got.Info.Name, "info's name")
+	assert.True(t, got.Exists, "the uploaded repo does not exist")
+	assert.False(t, got.MissingExists, "a missing repo exists")
+	assert.Contains(t, got.Listed, "acme/js-upload")
+	for p, b := range files {
+		var seen bool
+		for _, e := range got.List {
+			if e.Path != p {
+				continue
+			}
+			seen = true
+			isLFS := e.LFS != nil && *e.LFS == sha256Hex(b)
+			assert.Equal(t, int64(len(b)), e.Size, "listFiles %s: size", p)
+			assert.Equal(t, p != "README.md", isLFS, "listFiles %s: %+v", p, e)
 		}
+		assert.True(t, seen, "listFiles lacks %s", p)
 	}
-	if len(back) != len(files) {
-		t.Errorf("JS downloaded %d files, want %d", len(back), len(files))
+	for _, d := range got.Downloads {
+		assert.Equal(t, sha256Hex(files[d.Path]), d.SHA256, "JS download of %s: sha256", d.Path)
 	}
+	assert.Equal(t, 7, count(srv, "PUT", "/part/"), "JS client's part PUTs")
+	assert.Equal(t, 1, count(srv, "POST", "/complete"), "JS client's completions")
 }
