@@ -11,9 +11,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// measured is every export the reference system measured (reference sections 3 and 13,
-// and the two published model cards). A size published as "2.66 GB" is known to ±0.005 GB:
-// lo and hi bound it; exact measurements have lo == hi.
+// measured is every export the reference implementation measured
+// (docs/research/sizing.md#measured-exports) and every size on the two published model
+// cards (docs/research/sizing.md#published-model-cards). A size published as "2.66 GB" is
+// known to ±0.005 GB: lo and hi bound it; exact measurements have lo == hi.
 type measured struct {
 	what    string
 	id      string
@@ -46,58 +47,58 @@ func measurements() []measured {
 	q06, q17, q4 := "Qwen/Qwen3-0.6B", "Qwen/Qwen3-1.7B", "Qwen/Qwen3-4B"
 	s360, s135 := "HuggingFaceTB/SmolLM2-360M-Instruct", "HuggingFaceTB/SmolLM2-135M-Instruct"
 	out := []measured{
-		row("Qwen3-0.6B 8da4w", q06, "xnnpack", 2048, "pte", e(496_570_368), "ref §13"),
-		row("Qwen3-0.6B 8da4w", q06, "xnnpack", 16384, "pte", e(525_932_032), "ref §13"),
-		row("SmolLM2-135M 8da4w", s135, "xnnpack", 2048, "pte", e(106_018_048), "ref §12"),
-		row("SmolLM2-360M fp32", s360, "xnnpack-fp32", 2048, "pte", e(1_496_334_720), "ref §12"),
+		row("Qwen3-0.6B 8da4w", q06, "xnnpack", 2048, "pte", e(496_570_368), "sizing.md measured"),
+		row("Qwen3-0.6B 8da4w", q06, "xnnpack", 16384, "pte", e(525_932_032), "sizing.md measured"),
+		row("SmolLM2-135M 8da4w", s135, "xnnpack", 2048, "pte", e(106_018_048), "sizing.md measured"),
+		row("SmolLM2-360M fp32", s360, "xnnpack-fp32", 2048, "pte", e(1_496_334_720), "sizing.md measured"),
 	}
 	for i, w := range []int{4096, 8192, 16384, 32768} {
-		out = append(out, row("SmolLM2-360M fp32", s360, "xnnpack-fp32", w, "pte", g([]float64{1.50, 1.50, 1.50, 1.51}[i]), "card"))
+		out = append(out, row("SmolLM2-360M fp32", s360, "xnnpack-fp32", w, "pte", g([]float64{1.50, 1.50, 1.50, 1.51}[i]), "sizing.md cards"))
 	}
 	for i, w := range []int{2048, 4096, 8192, 16384, 32768} {
-		out = append(out, row("Qwen3-4B 8da4w-gptq", q4, "xnnpack", w, "pte", g([]float64{2.66, 2.66, 2.67, 2.69, 2.72}[i]), "card"))
-		out = append(out, row("Qwen3-4B 8da4w", q4, "vulkan", w, "pte", g([]float64{3.42, 3.43, 3.46, 3.51, 3.61}[i]), "card"))
-		out = append(out, row("SmolLM2-360M 8da4w", s360, "vulkan", w, "pte", g([]float64{0.32, 0.33, 0.33, 0.35, 0.38}[i]), "card"))
+		out = append(out, row("Qwen3-4B 8da4w-gptq", q4, "xnnpack", w, "pte", g([]float64{2.66, 2.66, 2.67, 2.69, 2.72}[i]), "sizing.md cards"))
+		out = append(out, row("Qwen3-4B 8da4w", q4, "vulkan", w, "pte", g([]float64{3.42, 3.43, 3.46, 3.51, 3.61}[i]), "sizing.md cards"))
+		out = append(out, row("SmolLM2-360M 8da4w", s360, "vulkan", w, "pte", g([]float64{0.32, 0.33, 0.33, 0.35, 0.38}[i]), "sizing.md cards"))
 	}
 	out = append(out,
-		row("Qwen3-0.6B 8da4w", q06, "vulkan", 2048, "pte", func() (int64, int64) { return 615_500_000, 616_500_000 }, "ref §13 (616 MB)"),
-		row("Qwen3-0.6B SM8650", q06, "qnn", 2048, "pte", e(665_070_592), "ref §13"),
-		row("Qwen3-0.6B SM8750", q06, "qnn", 2048, "pte", e(664_296_448), "ref §13"),
-		row("Qwen3-0.6B SM8750", q06, "qnn", 4096, "pte", e(686_009_344), "ref §13"),
-		row("Qwen3-0.6B MT6991 A16W4", q06, "mediatek-A16W4", 512, "chunk", e(86_052_736), "ref §13"),
-		row("Qwen3-0.6B MT6991 A16W4", q06, "mediatek-A16W4", 512, "last-chunk", e(165_214_720), "ref §13"),
-		row("Qwen3-0.6B MT6989 A16W4", q06, "mediatek-A16W4", 512, "chunk", e(86_257_152), "ref §13"),
-		row("Qwen3-0.6B MT6989 A16W4", q06, "mediatek-A16W4", 512, "last-chunk", e(165_419_008), "ref §13"),
+		row("Qwen3-0.6B 8da4w", q06, "vulkan", 2048, "pte", func() (int64, int64) { return 615_500_000, 616_500_000 }, "sizing.md measured (616 MB)"),
+		row("Qwen3-0.6B SM8650", q06, "qnn", 2048, "pte", e(665_070_592), "sizing.md measured"),
+		row("Qwen3-0.6B SM8750", q06, "qnn", 2048, "pte", e(664_296_448), "sizing.md measured"),
+		row("Qwen3-0.6B SM8750", q06, "qnn", 4096, "pte", e(686_009_344), "sizing.md measured"),
+		row("Qwen3-0.6B MT6991 A16W4", q06, "mediatek-A16W4", 512, "chunk", e(86_052_736), "sizing.md measured"),
+		row("Qwen3-0.6B MT6991 A16W4", q06, "mediatek-A16W4", 512, "last-chunk", e(165_214_720), "sizing.md measured"),
+		row("Qwen3-0.6B MT6989 A16W4", q06, "mediatek-A16W4", 512, "chunk", e(86_257_152), "sizing.md measured"),
+		row("Qwen3-0.6B MT6989 A16W4", q06, "mediatek-A16W4", 512, "last-chunk", e(165_419_008), "sizing.md measured"),
 	)
 	for _, w := range []int{2048, 4096} {
 		out = append(out,
-			row("Qwen3-4B MT6991 A16W8", q4, "mediatek-A16W8", w, "chunk", g(1.10), "card"),
-			row("Qwen3-4B MT6991 A16W8", q4, "mediatek-A16W8", w, "last-chunk", g(1.49), "card"))
+			row("Qwen3-4B MT6991 A16W8", q4, "mediatek-A16W8", w, "chunk", g(1.10), "sizing.md cards"),
+			row("Qwen3-4B MT6991 A16W8", q4, "mediatek-A16W8", w, "last-chunk", g(1.49), "sizing.md cards"))
 	}
 	for i, w := range []int{2048, 4096, 8192, 16384} {
 		out = append(out,
-			row("SmolLM2-360M MT6991 A16W8", s360, "mediatek-A16W8", w, "chunk", g([]float64{0.09, 0.09, 0.10, 0.10}[i]), "card"),
-			row("SmolLM2-360M MT6991 A16W8", s360, "mediatek-A16W8", w, "last-chunk", g(0.14), "card"))
+			row("SmolLM2-360M MT6991 A16W8", s360, "mediatek-A16W8", w, "chunk", g([]float64{0.09, 0.09, 0.10, 0.10}[i]), "sizing.md cards"),
+			row("SmolLM2-360M MT6991 A16W8", s360, "mediatek-A16W8", w, "last-chunk", g(0.14), "sizing.md cards"))
 	}
 	// measured export peaks: the host need must never be below them
 	out = append(out,
-		row("Qwen3-0.6B peak RSS", q06, "xnnpack", 2048, "peak", e(5_836_587_008), "ref §13"),
-		row("Qwen3-0.6B peak RSS", q06, "xnnpack", 16384, "peak", e(15_781_117_952), "ref §13"),
-		row("SmolLM2-135M peak RSS", s135, "xnnpack", 2048, "peak", e(2_748_440_576), "ref §13"),
-		row("Qwen3-1.7B measured", q17, "xnnpack", 16384, "peak", gi(34.7), "ref §13"),
-		row("Qwen3-1.7B killed at 46.5 GiB", q17, "xnnpack", 32768, "peak", gi(46.5), "ref §13 (runs 35413952925, 35420508341)"),
-		row("Qwen3-0.6B", q06, "vulkan", 16384, "peak", gi(24.2), "ref §13"),
-		row("Qwen3-0.6B", q06, "vulkan", 32768, "peak", gi(80.1), "ref §13"),
-		row("Qwen3-1.7B", q17, "vulkan", 32768, "peak", gi(86.4), "ref §13"),
-		row("Qwen3-4B", q4, "vulkan", 2048, "peak", gi(16.9), "ref §13"),
-		row("Qwen3-4B", q4, "vulkan", 32768, "peak", gi(115.5), "ref §13"),
-		row("Qwen2.5-Math-1.5B (Qwen2.5-1.5B architecture)", "Qwen/Qwen2.5-1.5B", "vulkan", 32768, "peak", gi(82.4), "ref §13"),
-		row("Qwen3-0.6B SM8650", q06, "qnn", 2048, "peak", e(15_657_545_728), "ref §13"),
-		row("Qwen3-0.6B SM8750", q06, "qnn", 2048, "peak", e(15_644_954_624), "ref §13"),
-		row("Qwen3-0.6B SM8750", q06, "qnn", 4096, "peak", e(15_702_085_632), "ref §13"),
-		row("LFM2.5-1.2B lowering", "LiquidAI/LFM2.5-1.2B-Base", "mediatek-stream", 512, "peak", g(18.4), "ref §13"),
-		row("LFM2.5-1.2B lowering", "LiquidAI/LFM2.5-1.2B-Base", "mediatek-stream", 4096, "peak", g(17.8), "ref §13"),
-		row("LFM2.5-1.2B-heretic 8 chunks", "LiquidAI/LFM2.5-1.2B-Base", "mediatek-stream", 16384, "peak", e(14_361_923_584), "ref §13"),
+		row("Qwen3-0.6B peak RSS", q06, "xnnpack", 2048, "peak", e(5_836_587_008), "sizing.md measured"),
+		row("Qwen3-0.6B peak RSS", q06, "xnnpack", 16384, "peak", e(15_781_117_952), "sizing.md measured"),
+		row("SmolLM2-135M peak RSS", s135, "xnnpack", 2048, "peak", e(2_748_440_576), "sizing.md measured"),
+		row("Qwen3-1.7B measured", q17, "xnnpack", 16384, "peak", gi(34.7), "sizing.md measured"),
+		row("Qwen3-1.7B killed at 46.5 GiB", q17, "xnnpack", 32768, "peak", gi(46.5), "sizing.md measured (runs 35413952925, 35420508341)"),
+		row("Qwen3-0.6B", q06, "vulkan", 16384, "peak", gi(24.2), "sizing.md measured"),
+		row("Qwen3-0.6B", q06, "vulkan", 32768, "peak", gi(80.1), "sizing.md measured"),
+		row("Qwen3-1.7B", q17, "vulkan", 32768, "peak", gi(86.4), "sizing.md measured"),
+		row("Qwen3-4B", q4, "vulkan", 2048, "peak", gi(16.9), "sizing.md measured"),
+		row("Qwen3-4B", q4, "vulkan", 32768, "peak", gi(115.5), "sizing.md measured"),
+		row("Qwen2.5-Math-1.5B (Qwen2.5-1.5B architecture)", "Qwen/Qwen2.5-1.5B", "vulkan", 32768, "peak", gi(82.4), "sizing.md measured"),
+		row("Qwen3-0.6B SM8650", q06, "qnn", 2048, "peak", e(15_657_545_728), "sizing.md measured"),
+		row("Qwen3-0.6B SM8750", q06, "qnn", 2048, "peak", e(15_644_954_624), "sizing.md measured"),
+		row("Qwen3-0.6B SM8750", q06, "qnn", 4096, "peak", e(15_702_085_632), "sizing.md measured"),
+		row("LFM2.5-1.2B lowering", "LiquidAI/LFM2.5-1.2B-Base", "mediatek-stream", 512, "peak", g(18.4), "sizing.md measured"),
+		row("LFM2.5-1.2B lowering", "LiquidAI/LFM2.5-1.2B-Base", "mediatek-stream", 4096, "peak", g(17.8), "sizing.md measured"),
+		row("LFM2.5-1.2B-heretic 8 chunks", "LiquidAI/LFM2.5-1.2B-Base", "mediatek-stream", 16384, "peak", e(14_361_923_584), "sizing.md measured"),
 	)
 	return out
 }

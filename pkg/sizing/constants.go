@@ -5,8 +5,8 @@
 // measured export.
 package sizing
 
-// Bytes per parameter and fixed overheads of the export_llm recipes (reference sizing
-// model, section 3.2 of the reference system).
+// Bytes per parameter and fixed overheads of the export_llm recipes: the reference
+// implementation's size model, docs/research/sizing.md#constants.
 const (
 	FP32Bytes = 4
 	// Linear8da4w is a 4-bit weight plus a bf16 scale per group of 32.
@@ -54,7 +54,7 @@ const (
 	CheckpointBytesPerParam = 2              // the converted checkpoint keeps the source dtype
 )
 
-// MediaTek (examples/mediatek) sizing, reference section 3.5.
+// MediaTek (examples/mediatek) sizing, docs/research/sizing.md#mediatek-export-memory.
 const (
 	MTKCalibrationOverhead   = 3.8
 	MTKWeightBytesPerParam   = 6

@@ -17,7 +17,8 @@ func (m Model) KVBytesPerTokenAllLayers() int64 {
 	return mul(a.Layers, 2, a.KVHeads, a.HeadDim, FP32Bytes)
 }
 
-// MediaTekNeed follows the reference's calibration model: without streaming, one prompt's
+// MediaTekNeed follows the reference implementation's calibration model
+// (docs/research/sizing.md#mediatek-export-memory): without streaming, one prompt's
 // 1 + response_cap steps of a window-long cache at 3.8× plus 6 B per parameter, and the
 // cache of every prompt on disk; with streaming (LFM2), four cache copies plus attention
 // scores, or the lowering's 16 B per parameter if larger, and nothing on disk.

@@ -10,7 +10,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
 )
 
-// params are the Hub's safetensors totals of the reference's fixtures.
+// params are the Hub's safetensors totals of the reference implementation's fixtures
+// (docs/research/sizing.md#fixture-parameter-counts).
 var params = map[string]int64{
 	"Qwen/Qwen3-0.6B":                     751_632_384,
 	"Qwen/Qwen3-1.7B":                     2_031_739_904,
@@ -99,7 +100,8 @@ func mtk(t *testing.T, m sizing.Model, prec string, chunks, w int) sizing.MTKFil
 	return f
 }
 
-// fleet is the Blacksmith x86 fleet as measured (reference 3.7).
+// fleet is the Blacksmith x86 fleet as measured
+// (docs/research/sizing.md#runner-fleet-and-test-hosts).
 var fleet = []config.Runner{
 	{Name: "small", Label: "blacksmith-8vcpu-ubuntu-2404", RAMBytes: 33_229_729_792, DiskBytes: 160e9, SwapGiB: 24},
 	{Name: "medium", Label: "blacksmith-16vcpu-ubuntu-2404", RAMBytes: 66_577_858_560, DiskBytes: 750e9, SwapGiB: 64},
