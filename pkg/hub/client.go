@@ -1,8 +1,8 @@
 // Package hub is the Hugging Face Hub HTTP client: model listing and info, file downloads
 // and range reads, safetensors headers by range, and the write path (create repo, preupload,
 // LFS batch upload, NDJSON commit). It speaks the protocol of huggingface_hub and
-// @huggingface/hub (protocols.md section A) over hashicorp/go-retryablehttp, streams every
-// body, and keeps the token out of every error and log line.
+// @huggingface/hub (docs/research/hub.md#protocol-facts) over hashicorp/go-retryablehttp,
+// streams every body, and keeps the token out of every error and log line.
 package hub
 
 import (

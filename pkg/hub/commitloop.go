@@ -11,7 +11,8 @@ import (
 // reads the repo at head (reports, config.json) and decides the operations from it.
 type CommitBuilder func(ctx context.Context, head string) (CommitRequest, error)
 
-// RetryWait is the reference publisher's pause before attempt n+1: 5 × (n+1) seconds.
+// RetryWait is the reference implementation's publish pause before attempt n+1: 5 × (n+1)
+// seconds (docs/research/hub.md#what-the-reference-implementation-reads-and-retries).
 func RetryWait(attempt int) time.Duration { return time.Duration(5*(attempt+1)) * time.Second }
 
 // CommitOnHead reads the head of branch, builds the commit on it and sends it with that

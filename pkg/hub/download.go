@@ -14,7 +14,8 @@ import (
 	"strings"
 )
 
-// FileMeta is what a HEAD on the resolve URL tells about a file (protocols.md A.5).
+// FileMeta is what a HEAD on the resolve URL tells about a file
+// (docs/research/hub.md#file-metadata-by-head).
 type FileMeta struct {
 	Commit string // X-Repo-Commit: the commit the revision resolved to
 	ETag   string // git blob sha1 for regular files, sha256 for LFS files

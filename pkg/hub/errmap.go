@@ -8,7 +8,7 @@ import (
 )
 
 // mapError turns an error response into an *Error, checking X-Error-Code before the status
-// as huggingface_hub's hf_raise_for_status does (protocols.md A.2).
+// as huggingface_hub's hf_raise_for_status does (docs/research/hub.md#error-mapping).
 func mapError(resp *http.Response, cl call) *Error {
 	e := &Error{
 		Status: resp.StatusCode, Method: cl.method, URL: redact(cl.url),

@@ -8,7 +8,8 @@ import (
 	"time"
 )
 
-// ModelInfo is the part of GET /api/models/{repo} that exe-expo reads (protocols.md A.4).
+// ModelInfo is the part of GET /api/models/{repo} that exe-expo reads
+// (docs/research/hub.md#model-info).
 type ModelInfo struct {
 	ID           string          `json:"id"`
 	SHA          string          `json:"sha"`
@@ -89,7 +90,9 @@ type InfoOptions struct {
 	Expand []string
 }
 
-// ExpandForExport is the property set the export pipeline reads (reference-system 4.3).
+// ExpandForExport is the property set the export pipeline reads: the reference
+// implementation's plus config, so one request also brings config.json
+// (docs/research/hub.md#what-the-reference-implementation-reads-and-retries).
 var ExpandForExport = []string{"safetensors", "createdAt", "sha", "gated", "tags", "pipeline_tag", "cardData", "siblings", "config"}
 
 // ModelInfo fetches a model's metadata at a revision.
