@@ -140,6 +140,11 @@ func llama3Scaling(r model.RopeScaling) []scaleNumber {
 	}
 }
 
+// LFM2ConvKernel is the short convolution's kernel length (conv_L_cache) that ExecuTorch
+// 1.4.0 builds, and the one every LFM2 release uses; a config asking for another is refused
+// rather than exported with a kernel that drops or invents taps.
+const LFM2ConvKernel = 3
+
 func lfm2Plan(a model.Arch, plan *LLMPlan) error {
 	if a.Rope.Type != "" {
 		return refuse("RoPE scaling %q is not implemented by export_llm's LFM2 path", a.Rope.Type)
@@ -154,6 +159,11 @@ func lfm2Plan(a model.Arch, plan *LLMPlan) error {
 	}
 	if a.ConvBias {
 		return refuse("conv_bias is set, and export_llm's LFM2 short convolution has no bias")
+	}
+	// ExecuTorch 1.4.0 hard-codes the kernel (examples/models/lfm2/short_conv.py:92,
+	// "self.L_cache = 3  # hardcode 3 for now"); absent means transformers' default, 3.
+	if k := a.ConvLCache; k != 0 && k != LFM2ConvKernel {
+		return refuse("conv_L_cache is %d, and export_llm builds LFM2's short convolution with a kernel of %d", k, LFM2ConvKernel)
 	}
 	plan.ModelClass, plan.Converter, plan.HFRope = "lfm2_5_1_2b", "lfm2", true
 	p := plan.Params

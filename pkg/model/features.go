@@ -26,6 +26,10 @@ type Features struct {
 	// AttentionBias, MLPBias and ConvBias say the checkpoint holds biases that export_llm's
 	// models have no place for (Qwen2.5's q/k/v biases are the one kind it builds).
 	AttentionBias, MLPBias, ConvBias bool
+	// ConvLCache is LFM2's conv_L_cache, the kernel length of the short convolution (3 in
+	// every release); 0 when absent, which transformers reads as 3. ExecuTorch builds the
+	// kernel at 3 whatever the config says, so a recipe refuses any other length.
+	ConvLCache int64
 	// SlidingWindow is use_sliding_window: Qwen's switch for sliding-window attention,
 	// which export_llm's KV cache does not implement. A sliding_window size alone does not
 	// enable it.
@@ -78,6 +82,10 @@ var (
 // maxPositions bounds max_position_embeddings and the scaling's original length.
 const maxPositions = 1 << 27
 
+// maxConvKernel bounds LFM2's conv_L_cache: every release uses 3, and a kernel as long as a
+// head is already nonsense for a short convolution.
+const maxConvKernel = 1024
+
 // FeaturesOf decodes the features, refusing with a *ConfigError what no model can have
 // (ParseConfig already refused it). Nothing here is ever missing in a way that refuses the
 // model: a recipe that needs an absent value says so itself.
@@ -98,6 +106,7 @@ func (c *Config) features() (Features, error) {
 		AttentionBias: d.flag("attention_bias"),
 		MLPBias:       d.flag("mlp_bias"),
 		ConvBias:      d.flag("conv_bias"),
+		ConvLCache:    d.whole("conv_L_cache", maxConvKernel),
 		SlidingWindow: d.flag("use_sliding_window"),
 		Rope:          d.ropeScaling(),
 		RopeTheta:     d.ropeTheta(),
@@ -155,6 +164,20 @@ func (d *decoder) flag(key string) bool {
 		d.fail(key, "is %s, not true or false", describe(v))
 		return false
 	}
+}
+
+// whole reads a whole number in 1..max; null and absent are 0.
+func (d *decoder) whole(key string, max int64) int64 {
+	v := d.c.Text[key]
+	if v == nil {
+		return 0
+	}
+	n, ok := asInt(v)
+	if !ok || n < 1 || n > max {
+		d.fail(key, "is %s, not a whole number in 1..%d", describe(v), max)
+		return 0
+	}
+	return n
 }
 
 // firstNumber reads the first of keys that is present and not null.
