@@ -136,6 +136,9 @@ type Actions struct {
 	RunnerArch string
 	// Axes are the workflow matrix axes of its export job, beyond the model.
 	Axes []string
+	// GPTQ runs the once-per-model GPTQ solve before its exports and hands them the codes
+	// (the seed solved for XNNPACK only).
+	GPTQ bool
 }
 
 // Card is what the model card says of a backend's files.

@@ -30,7 +30,7 @@ var XNNPACK = &Backend{
 	Stages:  run.StagesXNNPACK,
 	LLM:     true,
 	Weights: true,
-	Actions: Actions{RunnerArch: "arm64", Axes: []string{"window"}},
+	Actions: Actions{RunnerArch: "arm64", Axes: []string{"window"}, GPTQ: true},
 	Card:    Card{Verified: "structure checked"},
 }
 
