@@ -8,6 +8,8 @@ their solved codes, so every layer is solved on the inputs it will really see. A
 (a decoder layer, "layers.<i>") is run on its own: its inputs are captured once, and its
 outputs become the next block's inputs, so the solve costs one pass per layer, not one
 whole-model pass per linear. A block with no module ("output") runs the whole model.
+Every row is a sequence of its own: what a module carries from one call to the next
+(LFM2's short-convolution state) is reset before each row is run.
 
 Plan: {"out": path, "rows": path (JSON list of token-id lists),
        "blocks": [{"module": "layers.0", "groups": [[name, ...], ...]}, ...,
@@ -95,12 +97,35 @@ def solve_group(torch, modules, group, h, plan, codes, stats, start):
                       "seconds": round(time.time() - start, 3)})
 
 
+def reset_states(model):
+    """Zeroes the state a module keeps from one call to the next (LFM2's short-convolution
+    conv_state), through the module's own reset_cache. The solve builds the model without
+    the KV cache, so no input_pos reaches the convolution and its reset at position 0 never
+    fires: without this, each calibration row would start from the last tokens of the row
+    run before it."""
+    for m in model.modules():
+        reset = getattr(m, "reset_cache", None)
+        if callable(reset):
+            reset()
+
+
+def per_row(model, run):
+    """run(feed) with every state reset first: each feed is one whole row, a sequence of
+    its own."""
+
+    def call(feed):
+        reset_states(model)
+        return run(feed)
+
+    return call
+
+
 def solve_model(torch, model, rows, plan, log=lambda msg: None):
     """Solves every group in order. Returns (codes, stats)."""
     modules = dict(model.named_modules())
     codes, stats = {}, []
     tokens = [torch.tensor([r], dtype=torch.long) for r in rows]
-    whole = lambda t: model(t)  # noqa: E731
+    whole = per_row(model, lambda t: model(t))
     inputs, inputs_of = None, None
     for block in plan["blocks"]:
         name = block.get("module") or ""
@@ -117,7 +142,7 @@ def solve_model(torch, model, rows, plan, log=lambda msg: None):
             blk = modules[name]
             if inputs_of != name:
                 inputs = capture(torch, whole, tokens, blk)
-            run, feeds = (lambda args, blk=blk: blk(*args)), inputs
+            run, feeds = per_row(model, lambda args, blk=blk: blk(*args)), inputs
         else:
             run, feeds = whole, tokens
         for group in block["groups"]:
@@ -128,7 +153,7 @@ def solve_model(torch, model, rows, plan, log=lambda msg: None):
         if name:  # this block's outputs feed the next block
             nxt = block.get("next")
             with torch.no_grad():
-                outs = [blk(*args) for args in inputs]
+                outs = [run(args) for args in inputs]
             inputs = [((o[0] if isinstance(o, tuple) else o),) + tuple(args[1:]) for o, args in zip(outs, inputs)]
             inputs_of = nxt
     return codes, stats

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestPlanBlocks(t *testing.T) {
@@ -86,4 +89,36 @@ func TestSolveModelTorch(t *testing.T) {
 	if !strings.Contains(r.Missing, "no linear layers.0.attention.wz") {
 		t.Errorf("missing linear: %q", r.Missing)
 	}
+}
+
+// TestSolveModelRowsIndependent runs the solve on a tiny LFM2-shaped decoder (a
+// short-convolution layer, then an attention layer; KV cache off as in the solve) with rows
+// A, B, A: both A rows must reach the convolution's out_proj and the next layer with
+// identical inputs, so no row depends on the row before. The same run with the per-row
+// reset disabled must find them different, or the tiny model has no state to leak.
+func TestSolveModelRowsIndependent(t *testing.T) {
+	py := torchPython(t)
+	blocks, err := PlanBlocks(2, []string{"conv", "full_attention"})
+	require.NoError(t, err)
+	arg, err := json.Marshal(map[string]any{"grid": DefaultGrid(), "blocks": blocks})
+	require.NoError(t, err)
+	type report struct {
+		OutProjCalls    int  `json:"out_proj_calls"`
+		OutProjSame     bool `json:"out_proj_same"`
+		OutProjBDiffers bool `json:"out_proj_b_differs"`
+		Layer1Calls     int  `json:"layer1_calls"`
+		Layer1Same      bool `json:"layer1_same"`
+		Layer1BDiffers  bool `json:"layer1_b_differs"`
+	}
+	var r struct{ Fixed, Unfixed report }
+	pyJSON(t, py, &r, filepath.Join("testdata", "solve_state_check.py"), string(arg))
+	for name, rep := range map[string]report{"fixed": r.Fixed, "unfixed": r.Unfixed} {
+		require.GreaterOrEqual(t, rep.OutProjCalls, 3, "%s: out_proj calls", name)
+		require.GreaterOrEqual(t, rep.Layer1Calls, 3, "%s: layer 1 calls", name)
+		assert.True(t, rep.OutProjBDiffers && rep.Layer1BDiffers, "%s: rows A and B gave the same inputs, so the check compares nothing: %+v", name, rep)
+	}
+	assert.True(t, r.Fixed.OutProjSame, "row A after row B reaches out_proj with other inputs than row A first")
+	assert.True(t, r.Fixed.Layer1Same, "row A after row B reaches layer 1 with other inputs than row A first")
+	assert.False(t, r.Unfixed.OutProjSame, "without the reset the convolution state should leak into out_proj's inputs")
+	assert.False(t, r.Unfixed.Layer1Same, "without the reset the convolution state should leak into layer 1")
 }
