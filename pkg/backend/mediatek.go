@@ -7,6 +7,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/mtkoverlay"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
@@ -22,11 +23,18 @@ var MediaTek = &Backend{
 		"gemma3":  "the MediaTek scripts expect model_type gemma3, and the Hugging Face config says gemma3_text",
 		"smollm3": "the MediaTek scripts have no SmolLM3 model definition",
 	},
+	// A family whose script ExecuTorch 1.4.0 lacks (LFM2's lfm2.py) is offered only where
+	// pkg/mtkoverlay adds it, so plan never offers what export cannot run.
 	Supports: func(cfg *config.Config, src *model.Source, fam *family.Family) string {
-		if _, err := family.MediaTekPlan(fam, src.Config, cfg.Export.MediaTek.MaxChunks); err != nil {
+		mp, err := family.MediaTekPlan(fam, src.Config, cfg.Export.MediaTek.MaxChunks)
+		if err != nil {
 			return err.Error()
 		}
-		return ""
+		ft, err := model.FeaturesOf(src.Config)
+		if err != nil { // MediaTekPlan has read them already
+			return err.Error()
+		}
+		return mtkoverlay.Support(fam.Key, mp.Script, ft)
 	},
 	ExtraWindows: func(cfg *config.Config) []int { return []int{cfg.Export.MediaTek.CacheSize} },
 	Estimate:     mediatekEstimate,
