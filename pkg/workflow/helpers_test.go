@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/experimentalmachines/exe-expo/pkg/config"
 )
 
 // root is the repository this package sits in: its config/, workflows-src/ and .github/ are
@@ -75,9 +74,10 @@ type doc map[string]any
 
 func decode(t *testing.T, data []byte) doc {
 	t.Helper()
-	var d doc
-	require.NoError(t, yaml.Unmarshal(data, &d))
-	return d
+	// A plain map, not a doc: yaml.v3 would decode nested maps as the named type too.
+	var m map[string]any
+	require.NoError(t, yaml.Unmarshal(data, &m))
+	return doc(m)
 }
 
 // at reads a field by its keys: at("jobs", "plan", "runs-on").
@@ -138,12 +138,4 @@ func needTool(t *testing.T, name string) string {
 		t.Skipf("%s is not installed", name)
 	}
 	return p
-}
-
-// defaultConfig is the committed configuration.
-func defaultConfig(t *testing.T) *config.Config {
-	t.Helper()
-	cfg, err := config.LoadDir(filepath.Join(root, "config"))
-	require.NoError(t, err)
-	return cfg
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strings"
@@ -32,7 +33,7 @@ func ParsePins(name string, data []byte) (Pins, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	var p Pins
-	if err := dec.Decode(&p); err != nil {
+	if err := dec.Decode(&p); err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %s", name, yamlMessage(err))
 	}
 	if len(p) == 0 {
