@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
-
 )
 
 // root is the repository this package sits in: its config/, workflows-src/ and .github/ are
