@@ -13,7 +13,9 @@ import (
 	"strings"
 )
 
-// Exit codes shared by every command and every action (DESIGN.md).
+// Exit codes shared by every command and every action (README.md#commands); 4 keeps the
+// reference implementation's meaning of a skipped window
+// (docs/research/reference.md#exit-codes-and-skipped-windows).
 const (
 	ExitOK          = 0
 	ExitFailed      = 2

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// converter is one family's key map (reference system 6.2).
+// converter is one family's key map (docs/research/drivers.md#checkpoint-key-maps).
 type converter struct {
 	top   map[string]string
 	layer map[string]string

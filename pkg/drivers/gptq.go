@@ -5,9 +5,10 @@ import (
 	"math"
 )
 
-// GPTQ is gptq.py's input: the grid and solver settings of reference section 6.5 and the
-// linears to solve. Build it with NewGPTQ so the settings match what export_with_codes
-// expects (int4 codes in −8..7, groups of 32, bf16 scales).
+// GPTQ is gptq.py's input: the grid and solver settings of the reference implementation's
+// solve (docs/research/drivers.md#gptq-grid-and-solver-settings) and the linears to solve.
+// Build it with NewGPTQ so the settings match what export_with_codes expects (int4 codes in
+// −8..7, groups of 32, bf16 scales).
 type GPTQ struct {
 	// Out is the codes.pt written: {name: {"qdata": int8 [out,in], "scale": bf16 [out,in/group]}}.
 	Out string `json:"out"`
@@ -72,7 +73,8 @@ type LinearStats struct {
 	Seconds       float64 `json:"seconds"`
 }
 
-// Section 6.5's grid and solver settings.
+// The reference solve's grid and solver settings
+// (docs/research/drivers.md#gptq-grid-and-solver-settings).
 const (
 	DefaultDamp      = 0.01
 	DefaultGroupSize = 32
@@ -89,13 +91,13 @@ func DefaultClips() []float64 {
 	return cs
 }
 
-// NewGPTQ returns the section 6.5 plan for linears, writing codes to out.
+// NewGPTQ returns the reference solve's plan for linears, writing codes to out.
 func NewGPTQ(out string, linears []Linear) GPTQ {
 	return GPTQ{Out: out, Grid: DefaultGrid(), Linears: linears}
 }
 
-// DefaultGrid is section 6.5's grid: damp 0.01, groups of 32, blocks of 128, clips 1.0 to
-// 0.6, symmetric int4 codes, activations fake-quantised per token.
+// DefaultGrid is the reference solve's grid: damp 0.01, groups of 32, blocks of 128, clips
+// 1.0 to 0.6, symmetric int4 codes, activations fake-quantised per token.
 func DefaultGrid() Grid {
 	return Grid{
 		Damp: DefaultDamp, GroupSize: DefaultGroupSize, BlockSize: DefaultBlockSize,

@@ -40,7 +40,8 @@ func TestMain(m *testing.M) {
 
 func modelDir(t *testing.T, id string) string { return exporttest.ModelDir(t, id) }
 
-// host is the reference's test host: 16.8 GB RAM and 24 GiB of swap.
+// host is the reference implementation's test host: 16.8 GB RAM and 24 GiB of swap
+// (docs/research/sizing.md#runner-fleet-and-test-hosts).
 func host(dir string) (run.HostFacts, error) {
 	return run.HostFacts{NProc: 4, MemTotalBytes: 16_766_414_848, SwapTotalBytes: 25_769_803_776, CPUModel: "test CPU", DiskFreeBytes: 100e9, DiskPath: dir}, nil
 }

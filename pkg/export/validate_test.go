@@ -99,7 +99,7 @@ func TestWindowOverModelLimit(t *testing.T) {
 	assert.Equal(t, "Window 16384 is over SmolLM2-135M-Instruct's 8,192-token limit (max_position_embeddings in its config.json)", err.Error())
 	assert.NoDirExists(t, o.Work)
 
-	// the reference host builds 16k of a 135M model; the limit caps the automatic pick (the
+	// the test host (host) builds 16k of a 135M model; the limit caps the automatic pick (the
 	// export then stops at the converter, which has no plan for this fixture's tensors)
 	o = options(t, "HuggingFaceTB/SmolLM2-135M-Instruct", "xnnpack", "ok", 0)
 	var log strings.Builder
@@ -147,7 +147,7 @@ func TestFailedExportRemovesWork(t *testing.T) {
 	require.Error(t, err)
 	assert.FileExists(t, mine, "a work folder the export did not create is not removed")
 
-	o = options(t, "Qwen/Qwen3-0.6B", "xnnpack", "ok", 32768) // skipped on the reference host
+	o = options(t, "Qwen/Qwen3-0.6B", "xnnpack", "ok", 32768) // skipped on the test host (host)
 	_, err = export.Run(context.Background(), o)
 	require.Equal(t, 4, export.ExitCode(err), "%v", err)
 	assert.NoDirExists(t, o.Work, "a skipped export removes its work folder")

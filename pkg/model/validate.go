@@ -32,9 +32,9 @@ type archBound struct {
 // archBounds are the largest values config.json may give the numbers that sizing reads.
 // They are generous, several times the largest released model, so no real checkpoint is
 // refused; they exist so that a mistyped or hostile config.json is refused by key instead
-// of wrapping the sizing arithmetic. The references: the fixtures
-// (/work/shared/fixtures/hf-configs, the embedded snapshot) and the largest open dense
-// models (Llama 3.1 405B: 126 layers, hidden 16,384, 128 heads, FFN 53,248).
+// of wrapping the sizing arithmetic. The references: the fixtures (the Hugging Face configs
+// of the embedded snapshot, pkg/snapshot/data) and the largest open dense models (Llama 3.1
+// 405B: 126 layers, hidden 16,384, 128 heads, FFN 53,248).
 //
 // With every number at its bound the parameter count stays below 2^50 (1,024 layers ×
 // (4 × 65,536 × 1,024 × 1,024 attention + 3 × 65,536 × 2^20 feed-forward) + 2 × 2^22 ×

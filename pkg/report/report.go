@@ -15,8 +15,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/run"
 )
 
-// Report mirrors the reference system's export report (section 8.3), with the run's
-// stage timings added.
+// Report mirrors the reference implementation's export report
+// (docs/research/reference.md#export-report), with the run's stage timings added.
 type Report struct {
 	Backend    string            `json:"backend"`
 	Target     string            `json:"target"`

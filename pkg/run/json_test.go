@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// TestReportFieldNames pins the JSON names the export report relies on (reference system
-// 7.6 and 8.3), so a rename here cannot silently change the report.
+// TestReportFieldNames pins the JSON names the export report relies on
+// (docs/research/run.md#2-memory-figures, docs/research/reference.md#export-report), so a
+// rename here cannot silently change the report.
 func TestReportFieldNames(t *testing.T) {
 	cg := int64(1)
 	tests := []struct {

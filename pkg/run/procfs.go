@@ -66,14 +66,16 @@ func (fs sysfs) readMeminfo() (meminfo, error) {
 }
 
 // cgroupSource is where the cgroup memory figure comes from, in the order the reference
-// system prefers: a kernel-kept peak, else sampled current usage (v2, then v1).
+// implementation prefers (docs/research/run.md#2-memory-figures): a kernel-kept peak, else
+// sampled current usage (v2, then v1).
 type cgroupSource struct {
 	path string
 	kind string // "memory.peak", "memory.current" or "memory.usage_in_bytes"
 }
 
 // findCgroup picks the cgroup file to read. Within each kind, this process's own cgroup
-// comes first (a runner service or a container), then the root the reference system reads.
+// comes first (a runner service or a container), then the root the reference
+// implementation reads.
 func (fs sysfs) findCgroup() (cgroupSource, bool) {
 	v2, v1 := fs.ownCgroups()
 	var dirs []string

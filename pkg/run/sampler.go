@@ -10,7 +10,8 @@ import (
 const TimeFormat = "2006-01-02T15:04:05Z"
 
 // Memory is what the sampler saw during one run. Its JSON names are those of the export
-// report's host block (reference system 7.6 and 8.3), so the report can embed it as is.
+// report's host block (docs/research/run.md#2-memory-figures), so the report can embed it
+// as is.
 type Memory struct {
 	// Samples is how many samples were taken; zero means the figures below are unknown.
 	Samples            int     `json:"samples"`
