@@ -166,7 +166,7 @@ func TestPlanStepBuildsTheMatrix(t *testing.T) {
 	require.NotEmpty(t, placed, "the case needs windows a runner can build")
 	require.NotEmpty(t, skipped, "the case needs windows no runner can build")
 	env := map[string]string{"MODEL_ID": "Qwen/Qwen3-4B", "REVISION": "main", "BACKEND": "mediatek",
-		"CONTEXTS": "512 2048 4096 8192 16384 32768", "SOCS": "MT6991 MT6989"}
+		"CONTEXTS": "512, 2048, 4096, 8192, 16384, 32768", "SOCS": "MT6991, MT6989"}
 
 	r := runStep(t, planScript, env, answer{stdout: stdout, rc: code}, nil)
 	require.Equal(t, 0, r.code, r.log)

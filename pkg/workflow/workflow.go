@@ -86,7 +86,6 @@ func parseTemplates(src Source) (*template.Template, error) {
 		"uses":   src.Pins.Uses,
 		"has":    src.Commands,
 		"yaml":   yamlScalar,
-		"spaced": spaced,
 		"commas": commas,
 	}
 	t, err := template.New("").Delims("{%", "%}").Option("missingkey=error").Funcs(funcs).ParseFS(src.Templates, "*.tmpl")
@@ -139,8 +138,6 @@ func yamlScalar(s string) (string, error) {
 	}
 	return strings.TrimSuffix(string(out), "\n"), nil
 }
-
-func spaced(v any) (string, error) { return joined(v, " ") }
 
 func commas(v any) (string, error) { return joined(v, ", ") }
 
