@@ -15,6 +15,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/mtkoverlay"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
@@ -84,6 +85,9 @@ func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe
 			return err
 		}
 	}
+	if err := prepare(r.Prepare); err != nil {
+		return err
+	}
 	for _, st := range r.Steps {
 		res, err := run.Tool(ctx, run.Spec{
 			Name: st.Name, Argv: st.Argv, Dir: st.Dir, Env: toolEnv(st.Env), Timeout: o.Timeout,
@@ -101,6 +105,65 @@ func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe
 		return err
 	}
 	return o.collect(r, rep)
+}
+
+// checkPrepare refuses, before any download, an ExecuTorch tree the recipe's overlay cannot
+// be applied to (its patched files are not v1.4.0's).
+func (o *Options) checkPrepare(r *recipe.Recipe) error {
+	if r.Prepare == nil {
+		return nil
+	}
+	if err := mtkoverlay.Check(r.Prepare.Examples, r.Prepare.Overlay); err != nil {
+		return refuse(FieldExecuTorch, "%s: %s", FieldExecuTorch, err.Error())
+	}
+	return nil
+}
+
+// prepare lays out the tree the MediaTek scripts run in: a copy of examples/mediatek with
+// the overlay applied, and the source's files linked beside the weights config.json.
+func prepare(p *recipe.Prepare) error {
+	if p == nil {
+		return nil
+	}
+	if err := mtkoverlay.Apply(p.Examples, p.Copy, p.Overlay); err != nil {
+		return err
+	}
+	return linkFiles(p.Source, p.Weights)
+}
+
+// linkFiles links every file of src into dst, except those dst already holds (the
+// recipe's config.json) and torch pickles (.bin, .pt, .pth): the scripts read safetensors,
+// and refuse a folder holding both kinds.
+func linkFiles(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return report.FileError("list", src, err)
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return report.FileError("create", dst, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch strings.ToLower(filepath.Ext(name)) {
+		case ".bin", ".pt", ".pth":
+			continue
+		}
+		if e.IsDir() {
+			continue
+		}
+		to := filepath.Join(dst, name)
+		if _, err := os.Lstat(to); err == nil {
+			continue
+		}
+		from, err := filepath.Abs(filepath.Join(src, name))
+		if err != nil {
+			return report.FileError("resolve", filepath.Join(src, name), err)
+		}
+		if err := os.Symlink(from, to); err != nil {
+			return report.FileError("link", to, err)
+		}
+	}
+	return nil
 }
 
 // toolEnv is the host's PATH and HOME (and the SDK variables a vendor tool reads) plus

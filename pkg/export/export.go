@@ -125,6 +125,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := o.checkPrepare(r); err != nil {
+		return nil, err
+	}
 	tc, err := o.checkToolchain(ctx)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/mtkoverlay"
 )
 
 // MediaTek is the recipe builder of MediaTek NeuroPilot exports.
@@ -39,9 +40,10 @@ func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	examples := join(req.ExecuTorch, "examples", "mediatek")
 	weightsName := src.Name()
 	weights := join(req.Work, "weights", weightsName)
+	prep := mtkPrepare(req, fam.Key, plan.Script, weights)
+	examples := prep.Copy
 	cfgJSON, err := weightsConfig(src.Config, plan)
 	if err != nil {
 		return nil, err
@@ -71,20 +73,63 @@ func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 	lib := filepath.Join(filepath.Dir(filepath.Dir(req.MTKPython)), "lib", "python"+cfg.Versions.MTKPython, "site-packages", "mtk_neuron", "lib")
 	return &Recipe{
 		Backend: req.Backend, Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
-		Files: map[string][]byte{filepath.Join("weights", weightsName, "config.json"): cfgJSON},
+		Files:   map[string][]byte{filepath.Join("weights", weightsName, "config.json"): cfgJSON},
+		Prepare: prep,
 		Steps: []Step{{Name: "neuropilot_export", Argv: argv, Dir: examples, Stages: req.Backend,
 			Env: map[string]string{"PYTHONUNBUFFERED": "1", "LD_LIBRARY_PATH": lib}}},
 		Outputs: outs,
-		Fields: map[string]any{
-			"script": plan.Script, "precision": prec, "num_chunks": plan.Chunks, "prompt_tokens": mt.PromptTokens,
-			"cache_size": req.Window, "streaming_calibration": plan.Streaming,
-			"calibration": map[string]any{"prompts": mt.Calibration, "preformatter": plan.Preformatter},
-			"label":       fmt.Sprintf("NeuroPilot %s, %d chunks", prec, plan.Chunks),
-			"description": fmt.Sprintf("ExecuTorch %s MediaTek LLM export (examples/mediatek, %s): %s calibrated on MediaTek's %s prompts in the %s chat template, cut into %d chunks, with a %d-token prompt graph and a one-token generation graph over a %d-token cache, compiled with MediaTek NeuroPilot Express SDK %s (mtk_converter %s, mtk_neuron %s) for %s (%s).",
-				cfg.Versions.ExecuTorch, plan.Script, prec, filepath.Base(mt.Calibration), plan.Preformatter, plan.Chunks, mt.PromptTokens, req.Window,
-				cfg.Versions.NeuroPilotSDKBuild, cfg.Versions.MTKConverter, cfg.Versions.MTKNeuron, req.SoC, chip.Name),
-		},
+		Fields:  mtkFields(cfg, req, plan, prep, chip.Name),
 	}, nil
+}
+
+// mtkFields is the report's recipe block of a MediaTek export.
+func mtkFields(cfg *config.Config, req Request, plan *family.MTKPlan, prep *Prepare, chipName string) map[string]any {
+	mt := cfg.Export.MediaTek
+	prec := mt.Precision
+	script := "examples/mediatek, " + plan.Script
+	if prep.Overlay != "" {
+		script = "examples/mediatek with exe-expo's " + prep.Overlay + " overlay, " + plan.Script
+	}
+	f := map[string]any{
+		"script": plan.Script, "precision": prec, "num_chunks": plan.Chunks, "prompt_tokens": mt.PromptTokens,
+		"cache_size": req.Window, "streaming_calibration": plan.Streaming,
+		"calibration": map[string]any{"prompts": mt.Calibration, "preformatter": plan.Preformatter},
+		"label":       fmt.Sprintf("NeuroPilot %s, %d chunks", prec, plan.Chunks),
+		"description": fmt.Sprintf("ExecuTorch %s MediaTek LLM export (%s): %s calibrated on MediaTek's %s prompts in the %s chat template, cut into %d chunks, with a %d-token prompt graph and a one-token generation graph over a %d-token cache, compiled with MediaTek NeuroPilot Express SDK %s (mtk_converter %s, mtk_neuron %s) for %s (%s).",
+			cfg.Versions.ExecuTorch, script, prec, filepath.Base(mt.Calibration), plan.Preformatter, plan.Chunks, mt.PromptTokens, req.Window,
+			cfg.Versions.NeuroPilotSDKBuild, cfg.Versions.MTKConverter, cfg.Versions.MTKNeuron, req.SoC, chipName),
+	}
+	if prep.Overlay != "" {
+		f["overlay"] = mtkoverlay.Files(prep.Overlay)
+	}
+	return f
+}
+
+// Prepare is the tree the MediaTek scripts run in, which export lays out before the steps:
+// ExecuTorch's examples/mediatek copied from Examples into Copy, with pkg/mtkoverlay's
+// files for the family named by Overlay when ExecuTorch 1.4.0 lacks its script, and every
+// file of Source linked into Weights beside the config.json the recipe writes there. The
+// scripts write their outputs (pte/, the embedding table) into Copy and Weights, so the
+// user's ExecuTorch tree and model folder are only read.
+type Prepare struct {
+	Examples string `json:"examples"`
+	Copy     string `json:"copy"`
+	Overlay  string `json:"overlay,omitempty"`
+	Source   string `json:"source"`
+	Weights  string `json:"weights"`
+}
+
+func mtkPrepare(req Request, family, script, weights string) *Prepare {
+	p := &Prepare{
+		Examples: join(req.ExecuTorch, "examples", "mediatek"),
+		Copy:     join(req.Work, "executorch", "examples", "mediatek"),
+		Source:   req.SourceDir,
+		Weights:  weights,
+	}
+	if !mtkoverlay.Stock(script) {
+		p.Overlay = family
+	}
+	return p
 }
 
 // weightsConfig is the config.json the MediaTek scripts read: the normalized source config

@@ -76,9 +76,12 @@ type Recipe struct {
 	Files map[string][]byte `json:"-"`
 	// Checkpoint, when set, is where the converted ExecuTorch checkpoint goes (the export
 	// converts the source's safetensors into it first).
-	Checkpoint string   `json:"checkpoint,omitempty"`
-	Steps      []Step   `json:"steps"`
-	Outputs    []Output `json:"outputs"`
+	Checkpoint string `json:"checkpoint,omitempty"`
+	// Prepare, when set, is the tree export lays out under Work before the steps run (the
+	// MediaTek scripts' copy of examples/mediatek and their weights folder).
+	Prepare *Prepare `json:"prepare,omitempty"`
+	Steps   []Step   `json:"steps"`
+	Outputs []Output `json:"outputs"`
 	// Fields is the report's recipe block.
 	Fields map[string]any `json:"recipe"`
 }

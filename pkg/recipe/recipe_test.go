@@ -55,6 +55,7 @@ var cases = []struct {
 	{"llama3.2-qnn-sm8650-2k", "meta-llama/Llama-3.2-1B-Instruct", "qnn", 2048, "SM8650", "", ""},
 	{"qwen3-mediatek-mt6991-2k", "Qwen/Qwen3-0.6B", "mediatek", 2048, "MT6991", "", ""},
 	{"smollm2-mediatek-mt6989-512", "HuggingFaceTB/SmolLM2-135M-Instruct", "mediatek", 512, "MT6989", "", ""},
+	{"lfm2.5-mediatek-mt6991-512", "LiquidAI/LFM2.5-1.2B-Base", "mediatek", 512, "MT6991", "", ""},
 }
 
 // TestGolden pins every backend's files, argv, environment and outputs for real configs.
