@@ -47,7 +47,8 @@ var families = []Family{
 // examples/mediatek/model_export_scripts (the rest there are vision and speech models).
 var stockScripts = []string{"gemma.py", "llama.py", "phi.py", "qwen.py", "whisper.py"}
 
-// For returns the overlay's entry for a family key.
+// For returns the overlay's entry for a family key; ok is false for a family the overlay
+// does not enable, whose MediaTek export then needs a stock script.
 func For(family string) (Family, bool) {
 	for _, f := range families {
 		if f.Key == family {
@@ -57,7 +58,8 @@ func For(family string) (Family, bool) {
 	return Family{}, false
 }
 
-// Families lists the family keys the overlay enables, sorted.
+// Families lists the family keys the overlay enables, sorted: the families MediaTek takes
+// only because of it.
 func Families() []string {
 	var keys []string
 	for _, f := range families {
@@ -67,7 +69,8 @@ func Families() []string {
 	return keys
 }
 
-// Stock reports whether ExecuTorch v1.4.0 ships the export script itself.
+// Stock reports whether ExecuTorch v1.4.0 ships the export script itself, in which case
+// the export runs it unpatched.
 func Stock(script string) bool { return slices.Contains(stockScripts, script) }
 
 // Support says whether a family's MediaTek export with script can run on ExecuTorch 1.4.0
@@ -89,7 +92,9 @@ func Support(family, script string, ft model.Features) string {
 }
 
 // Files lists the paths, relative to examples/mediatek, that the overlay writes for a
-// family: the files it adds, then the files it patches. None for a stock family.
+// family (the files it adds, then the files it patches; none for a family it does not
+// enable), so the export report can say which files of the run were not ExecuTorch's.
+// The overlay is one set of files: every family it enables gets all of them.
 func Files(family string) []string {
 	if _, ok := For(family); !ok {
 		return nil
