@@ -61,9 +61,11 @@ type Backend struct {
 	// tokenizer beside its files, keeps an fp32 KV cache (the report's per-token figure) and
 	// builds the causal masks the gate warns of.
 	LLM bool
-	// Weights is true when the export reads the source's safetensors (QNN's script loads
-	// the checkpoint itself).
-	Weights bool
+	// Weights is true when the export reads the source's safetensors. WeightsFor, when set,
+	// decides it per model instead (QNN: Meta's original/ checkpoint for Llama 3.2, which
+	// its script takes by flag; the safetensors for the rest).
+	Weights    bool
+	WeightsFor func(src *model.Source) bool
 	// Actions is where and how its jobs run.
 	Actions Actions
 	// Card is what the model card says of it.
@@ -230,6 +232,15 @@ func (b *Backend) Windows(cfg *config.Config) []int {
 	}
 	sort.Ints(ws)
 	return slices.Compact(ws)
+}
+
+// ReadsWeights says whether an export of src downloads the safetensors weights, so a
+// backend whose tool loads another checkpoint costs no second download.
+func (b *Backend) ReadsWeights(src *model.Source) bool {
+	if b.WeightsFor != nil {
+		return b.WeightsFor(src)
+	}
+	return b.Weights
 }
 
 // Support decides whether the model goes to this backend: "" if it does, else why not.

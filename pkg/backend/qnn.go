@@ -46,9 +46,15 @@ var QNN = &Backend{
 	Stages: run.StagesQNN,
 	Chips: &Chips{Vendor: "Qualcomm", Key: "export.qnn.socs",
 		List: func(cfg *config.Config) []string { return cfg.Export.QNN.SoCs }},
-	Tools: Tools{Versions: func(v config.Versions) map[string]string { return map[string]string{"qairt": v.QAIRT} }},
-	// Weights is false: the script loads the checkpoint by Hub id (or Meta's original/ files).
-	Weights: false,
+	// The calibration rows come from lm_eval's tasks through datasets, and the tokenizer
+	// through transformers: their versions say what the rows were made with.
+	Tools: Tools{Dists: []string{"transformers", "lm_eval", "datasets"},
+		Versions: func(v config.Versions) map[string]string { return map[string]string{"qairt": v.QAIRT} }},
+	// The script's Hub loads are served from the downloaded safetensors
+	// (drivers/qnn_launch.py); Llama 3.2 takes Meta's original/ files by flag instead.
+	WeightsFor: func(src *model.Source) bool {
+		return !family.QNNMetaCheckpoint[family.QNNDecoders[src.ID]]
+	},
 	Actions: Actions{RunnerArch: "x64", Axes: []string{"window", "soc"}},
 	Card:    Card{Verified: structureChecked},
 }

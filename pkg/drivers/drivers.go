@@ -22,16 +22,19 @@ const (
 	// ExportWithCodesScript runs export_llm with GPTQ codes injected and, for LFM2, the
 	// short-convolution state reset; the recipe runs it in place of export_llm.
 	ExportWithCodesScript = "export_with_codes.py"
+	// QNNLaunchScript runs ExecuTorch's Qualcomm LLM script on the downloaded snapshot and
+	// records what it read; the QNN recipe runs it in place of llama.py.
+	QNNLaunchScript = "qnn_launch.py"
 	// driverIO is the JSON frame the drivers share; it is written beside them.
 	driverIO = "driver_io.py"
 )
 
-//go:embed convert.py gptq.py export_with_codes.py solve_model.py driver_io.py
+//go:embed convert.py gptq.py export_with_codes.py solve_model.py qnn_launch.py driver_io.py
 var scripts embed.FS
 
 // Names lists the embedded drivers, so tests and tools can check every one of them.
 func Names() []string {
-	return []string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript, driverIO}
+	return []string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript, QNNLaunchScript, driverIO}
 }
 
 // Source returns the text of one embedded driver.

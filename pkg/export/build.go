@@ -74,6 +74,11 @@ func license(src *model.Source) report.License {
 
 // build converts, runs the tool, places and checks every output, and fills the report.
 func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe, rep *report.Report) error {
+	// The drivers go first: the converter runs them, and a recipe's step may run one (the
+	// codes export, the QNN launcher).
+	if _, err := drivers.WriteScripts(filepath.Join(o.Work, "drivers")); err != nil {
+		return err
+	}
 	for name, data := range r.Files {
 		p := filepath.Join(o.Work, name)
 		if err := report.WriteAtomic(p, data); err != nil {
@@ -98,6 +103,11 @@ func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe
 		rep.Host.PeakRSSExportBytes = res.MaxRSSBytes
 		rep.Host.ExportSeconds += res.Seconds
 		if err != nil {
+			return err
+		}
+	}
+	if r.Inputs != "" {
+		if err := o.readInputs(src, r, rep); err != nil {
 			return err
 		}
 	}
@@ -215,9 +225,6 @@ func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Reci
 	}, shards, r.Checkpoint)
 	if err != nil {
 		return fmt.Errorf("convert %s: %w", src.ID, err)
-	}
-	if _, err := drivers.WriteScripts(filepath.Join(o.Work, "drivers")); err != nil {
-		return err
 	}
 	fmt.Fprintf(o.Log, "exe-expo: converting %d safetensors file(s) of %s into %s\n", len(shards), src.ID, r.Checkpoint)
 	res, err := drivers.Runner{Python: o.Python, Dir: filepath.Join(o.Work, "drivers"), Log: o.Log}.Convert(ctx, conv)

@@ -13,6 +13,14 @@ import (
 // QNNPrompt is the prompt the Qualcomm script needs even with --compile_only.
 const QNNPrompt = "What is the capital of France?"
 
+// The QNN launcher's files in the work folder: its record of what the Qualcomm script read,
+// and the checkpoint the script's own converter writes from the downloaded snapshot (which
+// the script would otherwise cache under ~/.cache by repo id, whatever the revision).
+const (
+	QNNInputs     = "qnn-inputs.json"
+	QNNCheckpoint = "qnn-checkpoint.pth"
+)
+
 // QNN is the recipe builder of Qualcomm QNN exports.
 func QNN(cfg *config.Config, req Request) (*Recipe, error) {
 	q := cfg.Export.QNN
@@ -32,15 +40,19 @@ func QNN(cfg *config.Config, req Request) (*Recipe, error) {
 	folder := "qnn/" + strings.ToLower(req.SoC)
 	name := fmt.Sprintf("%s-qnn-%s-%s.pte", src.Name(), q.ModelMode, label)
 	w := strconv.Itoa(req.Window)
-	argv := []string{req.Python, "-m", "executorch.examples.qualcomm.oss_scripts.llama.llama",
-		"--decoder_model", decoder, "--soc_model", req.SoC, "--compile_only",
+	meta := family.QNNMetaCheckpoint[decoder]
+	argv := []string{req.Python, join(req.Work, "drivers", "qnn_launch.py"), "--record", join(req.Work, QNNInputs)}
+	if !meta { // the script loads these by Hub id: the launcher serves them from the download
+		argv = append(argv, "--repo", src.ID, "--snapshot", req.SourceDir, "--checkpoint", join(req.Work, QNNCheckpoint))
+	}
+	argv = append(argv, "--", "--decoder_model", decoder, "--soc_model", req.SoC, "--compile_only",
 		"--model_mode", q.ModelMode, "--max_seq_len", w, "--max_context_len", w,
 		"--prefill_ar_len", strconv.Itoa(q.PrefillARLen),
 		"--calib_limit", strconv.Itoa(q.CalibLimit), "--artifact", join(req.Work, "artifact"), "--build_folder", join(req.Work, "build-android"),
-		"--prompt", QNNPrompt, "--temperature", "0", "--calib_tasks"}
+		"--prompt", QNNPrompt, "--temperature", "0", "--calib_tasks")
 	argv = append(argv, q.CalibTasks...)
 	var params string
-	if family.QNNMetaCheckpoint[decoder] {
+	if meta {
 		orig := join(req.SourceDir, "original")
 		argv = append(argv, "--checkpoint", join(orig, "consolidated.00.pth"), "--params", join(orig, "params.json"),
 			"--tokenizer_model", join(orig, "tokenizer.model"))
@@ -57,7 +69,7 @@ func QNN(cfg *config.Config, req Request) (*Recipe, error) {
 	methods := map[string]string{"hybrid": "kv_forward and prefill_forward", "kv": "kv_forward"}[q.ModelMode]
 	return &Recipe{
 		Backend: req.Backend, Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
-		Files: map[string][]byte{},
+		Files: map[string][]byte{}, Inputs: join(req.Work, QNNInputs),
 		Steps: []Step{{Name: "qnn_llama", Argv: argv, Dir: req.Work, Stages: req.Backend, Env: map[string]string{"PYTHONUNBUFFERED": "1"}}},
 		Outputs: []Output{{From: join(req.Work, "artifact", pattern), To: repoPath(folder, name), Kind: "pte",
 			Expect: &check.Expect{MaxContextLen: int64(req.Window), QNNMode: q.ModelMode}}},

@@ -84,6 +84,10 @@ type Recipe struct {
 	Outputs []Output `json:"outputs"`
 	// Fields is the report's recipe block.
 	Fields map[string]any `json:"recipe"`
+	// Inputs, when set, is the JSON file a step writes of what its tool read (the QNN
+	// launcher's record: model files and calibration rows); export checks it and copies
+	// it into the report.
+	Inputs string `json:"inputs,omitempty"`
 }
 
 // Builder is one backend's recipe: it turns a prepared request into the files, steps and

@@ -29,6 +29,7 @@ type Report struct {
 	Window     Window            `json:"window"`
 	Estimates  Estimates         `json:"estimates"`
 	Conversion *Conversion       `json:"conversion,omitempty"`
+	Inputs     *Inputs           `json:"inputs,omitempty"`
 	Files      []File            `json:"files"`
 	Host       Host              `json:"host"`
 	Metadata   pte.Metadata      `json:"metadata"`
@@ -84,6 +85,58 @@ type Conversion struct {
 	Tensors        int            `json:"tensors"`
 	TiedEmbeddings bool           `json:"tied_embeddings"`
 	Dtypes         map[string]int `json:"dtypes"`
+}
+
+// Inputs is what a tool loaded by itself rather than from exe-expo's converted checkpoint
+// (QNN: the Qualcomm script's model files and calibration rows), as the tool's launcher
+// recorded it, so the report can say which revision and which data the file was built from.
+type Inputs struct {
+	// Model is the Hub id the tool loaded; Revision the commit its files were downloaded at
+	// (empty for a local folder).
+	Model    string      `json:"model"`
+	Revision string      `json:"revision,omitempty"`
+	Read     []InputFile `json:"read"`
+	// Calibration is the data the tool calibrated its quantization on.
+	Calibration Calibration `json:"calibration"`
+}
+
+// InputFile is one model file (or folder) a tool read.
+type InputFile struct {
+	// What is "checkpoint", "tokenizer" or "params".
+	What string `json:"what"`
+	// Path is relative to the downloaded source ("." for the whole folder, which the tool
+	// asked the Hub for and was served), or absolute outside it (ExecuTorch's params).
+	Path string `json:"path"`
+}
+
+// Calibration is what a calibrating tool ran on: the tasks asked for, the datasets they
+// loaded, and a digest of the token rows themselves, so two exports whose digests agree
+// calibrated on the same tokens whatever the Hub served.
+type Calibration struct {
+	Tasks        []string             `json:"tasks"`
+	Limit        int                  `json:"limit"`
+	NumFewshot   *int                 `json:"num_fewshot"`
+	Sequences    int                  `json:"sequences"`
+	Tokens       int                  `json:"tokens"`
+	TokensSHA256 string               `json:"tokens_sha256"`
+	Datasets     []CalibrationDataset `json:"datasets"`
+}
+
+// CalibrationDataset is one dataset load during calibration.
+type CalibrationDataset struct {
+	Path string `json:"path"`
+	Name string `json:"name,omitempty"`
+	// Revision is the revision asked for; null means none, so the Hub's default branch as
+	// of the export (lm_eval 0.4.5's tasks pin none).
+	Revision *string `json:"revision"`
+	// Splits are the loaded splits' row counts and the datasets library's fingerprints.
+	Splits map[string]CalibrationSplit `json:"splits"`
+}
+
+// CalibrationSplit is one split of a calibration dataset.
+type CalibrationSplit struct {
+	Rows        int    `json:"rows"`
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // File is one published file, hashed once.

@@ -4,7 +4,9 @@
 // would. It is a test fixture only: nothing in the product runs it.
 //
 // Its behaviour comes from the name it is invoked under (a symlink): python-ok,
-// python-fail, python-sleep, python-hog-<MiB>, python-badmeta, python-oldet, python-noet.
+// python-fail, python-sleep, python-hog-<MiB>, python-badmeta, python-oldet, python-noet,
+// and for the QNN launcher python-norecord (writes no record of what it read) and
+// python-stray (records a checkpoint read from outside the download).
 package main
 
 import (
@@ -33,8 +35,8 @@ func main() {
 	case len(args) >= 2 && args[0] == "-m" && args[1] == "executorch.extension.llm.export.export_llm",
 		len(args) >= 1 && strings.HasSuffix(args[0], "export_with_codes.py"):
 		err = exportLLM(mode, args)
-	case len(args) >= 2 && args[0] == "-m" && strings.HasSuffix(args[1], "oss_scripts.llama.llama"):
-		err = qnn(mode, args)
+	case len(args) >= 1 && strings.HasSuffix(args[0], "qnn_launch.py"):
+		err = qnnLaunch(mode, args[1:])
 	case len(args) >= 1 && strings.HasPrefix(args[0], "model_export_scripts/"):
 		err = mediatek(mode, args)
 	default:
@@ -193,6 +195,58 @@ func qnn(mode string, args []string) error {
 	}
 	fmt.Println("QNN compile done")
 	return ptetest.WriteFile(filepath.Join(dir, m+"_llama_qnn.pte"), spec)
+}
+
+// qnnLaunch answers drivers/qnn_launch.py: it runs the stand-in llama.py on the arguments
+// after "--" and writes the launcher's record of what the script read, as the launcher
+// would: the snapshot it served, the files the flags name, and wikitext's calibration rows.
+func qnnLaunch(mode string, args []string) error {
+	cut := len(args)
+	for i, a := range args {
+		if a == "--" {
+			cut = i
+			break
+		}
+	}
+	own, script := args[:cut], args[min(cut+1, len(args)):]
+	if err := qnn(mode, script); err != nil {
+		return err
+	}
+	if mode == "norecord" {
+		return nil
+	}
+	type read struct {
+		What string `json:"what"`
+		Path string `json:"path"`
+	}
+	rec := map[string]any{"repo": nil}
+	var reads []read
+	if repo := flag(own, "--repo"); repo != "" {
+		rec["repo"] = repo
+		snap := flag(own, "--snapshot")
+		if mode == "stray" {
+			snap = os.TempDir()
+		}
+		reads = append(reads, read{"tokenizer", snap}, read{"checkpoint", snap}, read{"checkpoint", snap})
+	}
+	for f, what := range map[string]string{"--checkpoint": "checkpoint", "--params": "params", "--tokenizer_model": "tokenizer"} {
+		if p := flag(script, f); p != "" {
+			reads = append(reads, read{what, p})
+		}
+	}
+	rec["read"] = reads
+	limit, _ := strconv.Atoi(flag(script, "--calib_limit"))
+	rec["calibration"] = map[string]any{
+		"tasks": []string{flag(script, "--calib_tasks")}, "limit": limit, "num_fewshot": nil,
+		"sequences": 2, "tokens": 4096, "tokens_sha256": strings.Repeat("ab", 32),
+		"datasets": []any{map[string]any{"path": "EleutherAI/wikitext_document_level", "name": "wikitext-2-raw-v1",
+			"revision": nil, "splits": map[string]any{"test": map[string]any{"rows": 62, "fingerprint": "f00d"}}}},
+	}
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(flag(own, "--record"), b, 0o644)
 }
 
 func mediatek(mode string, args []string) error {

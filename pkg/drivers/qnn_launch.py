@@ -1,0 +1,167 @@
+"""Run ExecuTorch's Qualcomm LLM script on the files the plan resolved, and record what it read.
+
+exe-expo driver: command line in (the recipe decides every flag), the script's own output.
+  qnn_launch.py --record inputs.json [--repo ID --snapshot DIR --checkpoint FILE] -- ARGS
+ARGS are llama.py's (examples/qualcomm/oss_scripts/llama/llama.py), run in this process.
+
+--repo, --snapshot, --checkpoint: ExecuTorch 1.4.0's script loads a registry model by its
+  Hub id and has no flag for local files: the tokenizer with AutoTokenizer.from_pretrained
+  (tokenizer.py:116), the weights with download_and_convert_hf_checkpoint
+  (wrappers/llm_wrappers.py:225-229), which downloads whatever revision is current and
+  reuses a conversion cached under ~/.cache/meta_checkpoints by repo id alone
+  (examples/models/llama/hf_download.py:29-46). Both requests are served from --snapshot,
+  the folder exe-expo downloaded at the plan's commit; the script's own converter writes
+  --checkpoint, once per run. A request for any other repo stops the run.
+--record: written after the script succeeds, as JSON:
+  {"repo": ID or null,
+   "read": [{"what": "checkpoint" | "tokenizer" | "params", "path": file or folder}],
+   "calibration": {"tasks", "limit", "num_fewshot", "sequences", "tokens", "tokens_sha256",
+                   "datasets": [{"path", "name", "revision", "splits": {split: {"rows",
+                                 "fingerprint"}}}]} or null}
+  "read" holds what the script was served and the model files its flags name; tokens_sha256
+  hashes the token rows calibration ran on (one JSON list of ids per line), so two exports
+  whose digests agree calibrated on the same tokens; "datasets" are lm_eval's
+  datasets.load_dataset calls, "revision" what it asked for (null: the default branch at the
+  time of the run).
+"""
+
+import argparse
+import hashlib
+import importlib
+import inspect
+import json
+import os
+import runpy
+import sys
+
+LLAMA = "executorch.examples.qualcomm.oss_scripts.llama"
+FILE_FLAGS = {"--checkpoint": "checkpoint", "--params": "params", "--tokenizer_model": "tokenizer",
+              "--tokenizer_bin": "tokenizer"}
+
+
+def log(msg):
+    print("qnn_launch: " + msg, file=sys.stderr, flush=True)
+
+
+def serve_snapshot(record, repo, snapshot, checkpoint):
+    """Points the script's two Hub loads at snapshot."""
+    wrappers = importlib.import_module(LLAMA + ".wrappers.llm_wrappers")
+    tok = importlib.import_module(LLAMA + ".tokenizer")
+    converted = []
+
+    def local(asked, what):
+        if asked != repo:
+            raise SystemExit("qnn_launch: the script asked for the %s of %s, and this export holds %s" % (what, asked, repo))
+        record["read"].append({"what": what, "path": snapshot})
+        return snapshot
+
+    def convert_once(repo_id, convert_weights):
+        src = local(repo_id, "checkpoint")
+        if not converted:
+            log("converting %s into %s with ExecuTorch's converter" % (src, checkpoint))
+            convert_weights(src, checkpoint)
+            converted.append(checkpoint)
+        return checkpoint
+
+    auto = tok.AutoTokenizer
+
+    class LocalAutoTokenizer:
+        @staticmethod
+        def from_pretrained(name, *args, **kwargs):
+            return auto.from_pretrained(local(name, "tokenizer"), *args, **kwargs)
+
+    wrappers.download_and_convert_hf_checkpoint = convert_once
+    tok.AutoTokenizer = LocalAutoTokenizer
+    log("%s is served from %s" % (repo, snapshot))
+
+
+def digest(rows):
+    h = hashlib.sha256()
+    for r in rows:
+        h.update(json.dumps([int(t) for t in r]).encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def record_calibration(record):
+    """Wraps the collection of lm_eval's token rows so the record says what they were."""
+    builders = importlib.import_module(LLAMA + ".dataset.builders")
+    collect = builders.collect_lm_eval_tokens
+    sig = inspect.signature(collect)
+
+    def collecting(*args, **kwargs):
+        rows = collect(*args, **kwargs)
+        a = sig.bind(*args, **kwargs)
+        a.apply_defaults()
+        tasks = a.arguments.get("tasks")
+        record["calibration"] = {
+            "tasks": [tasks] if isinstance(tasks, str) else list(tasks or []),
+            "limit": a.arguments.get("tasks_limit"), "num_fewshot": a.arguments.get("num_fewshot"),
+            "sequences": len(rows), "tokens": sum(len(r) for r in rows), "tokens_sha256": digest(rows),
+            "datasets": record["datasets"]}
+        return rows
+
+    builders.collect_lm_eval_tokens = collecting
+
+
+def record_datasets(record):
+    """Wraps datasets.load_dataset (lm_eval calls it through the module) to note each load."""
+    try:
+        datasets = importlib.import_module("datasets")
+    except ImportError:
+        return
+    load = datasets.load_dataset
+
+    def loading(*args, **kwargs):
+        ds = load(*args, **kwargs)
+        splits = {}
+        for name, split in (ds.items() if hasattr(ds, "items") else []):
+            splits[str(name)] = {"rows": len(split), "fingerprint": getattr(split, "_fingerprint", None)}
+        record["datasets"].append({
+            "path": kwargs.get("path", args[0] if args else None),
+            "name": kwargs.get("name", args[1] if len(args) > 1 else None),
+            "revision": kwargs.get("revision"), "splits": splits})
+        return ds
+
+    datasets.load_dataset = loading
+
+
+def flagged_files(record, script_args):
+    """The model files the script's own flags name."""
+    for i, a in enumerate(script_args[:-1]):
+        if a in FILE_FLAGS:
+            record["read"].append({"what": FILE_FLAGS[a], "path": script_args[i + 1]})
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if "--" not in argv:
+        raise SystemExit("qnn_launch: llama.py's arguments follow --")
+    cut = argv.index("--")
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--record", required=True)
+    p.add_argument("--repo")
+    p.add_argument("--snapshot")
+    p.add_argument("--checkpoint")
+    args = p.parse_args(argv[:cut])
+    script_args = argv[cut + 1:]
+    served = [args.repo, args.snapshot, args.checkpoint]
+    if any(served) and not all(served):
+        raise SystemExit("qnn_launch: --repo, --snapshot and --checkpoint go together")
+    record = {"repo": args.repo, "read": [], "calibration": None, "datasets": []}
+    if args.repo:
+        serve_snapshot(record, args.repo, args.snapshot, args.checkpoint)
+    flagged_files(record, script_args)
+    record_datasets(record)
+    record_calibration(record)
+    sys.argv = ["llama.py"] + script_args
+    runpy.run_module(LLAMA + ".llama", run_name="__main__", alter_sys=True)
+    del record["datasets"]
+    tmp = args.record + ".partial"
+    with open(tmp, "w") as f:
+        json.dump(record, f, indent=1, sort_keys=True)
+    os.replace(tmp, args.record)
+
+
+if __name__ == "__main__":
+    main()
