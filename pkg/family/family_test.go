@@ -251,11 +251,11 @@ func TestParamsMatchExecuTorch(t *testing.T) {
 		id, file, class string
 		skipKeys        []string
 	}{
-		{"Qwen/Qwen3-0.6B", "qwen3_0_6b.json", "qwen3_1_7b", nil},
+		{"Qwen/Qwen3-0.6B", "qwen3_0_6b.json", "qwen3_0_6b", nil},
 		{"Qwen/Qwen3-1.7B", "qwen3_1_7b.json", "qwen3_1_7b", nil},
-		{"Qwen/Qwen3-4B", "qwen3_4b.json", "qwen3_1_7b", nil},
+		{"Qwen/Qwen3-4B", "qwen3_4b.json", "qwen3_4b", nil},
 		{"Qwen/Qwen2.5-1.5B", "qwen2_5_1_5b.json", "qwen2_5_1_5b", nil},
-		{"Qwen/Qwen2.5-0.5B-Instruct", "qwen2_5_0_5b.json", "qwen2_5_1_5b", nil},
+		{"Qwen/Qwen2.5-0.5B-Instruct", "qwen2_5_0_5b.json", "qwen2_5_0_5b", nil},
 		{"HuggingFaceTB/SmolLM2-135M-Instruct", "smollm2_135m.json", "smollm2", nil},
 		{"LiquidAI/LFM2.5-1.2B-Base", "lfm2_5_1_2b.json", "lfm2_5_1_2b", nil},
 		{"LiquidAI/LFM2-1.2B", "lfm2_1_2b.json", "lfm2_5_1_2b", []string{"layer_types"}},

@@ -3,14 +3,14 @@ package family
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
 
-// LLMPlan is what export_llm needs for a family: the example model class (it only picks
-// ExecuTorch's example directory), the checkpoint converter, and the params JSON that
-// defines the architecture.
+// LLMPlan is what export_llm needs for a family: the model class (ModelClass, see
+// LLMClasses), the checkpoint converter, and the params JSON that defines the architecture.
 type LLMPlan struct {
 	ModelClass string         `json:"model_class"`
 	Converter  string         `json:"converter"`
@@ -64,13 +64,13 @@ func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
 		if a.AttentionBias {
 			return nil, refuse("attention_bias is set, and the Qwen3 path has no attention biases")
 		}
-		plan.ModelClass, plan.Converter, plan.HFRope = "qwen3_1_7b", "qwen3", true
+		plan.ModelClass, plan.Converter, plan.HFRope = modelClass(f.Key, shapeOf(a, a.Intermediate)), "qwen3", true
 		setAll(p, "use_scaled_rope", false, "use_hf_rope", true, "attention_qkv_bias", false, "use_qk_norm", true, "qk_norm_before_rope", true)
 	case "qwen2_5":
 		if scaling.Type != "" {
 			return nil, refuse("RoPE scaling %q is not implemented by export_llm's Qwen2.5 path", scaling.Type)
 		}
-		plan.ModelClass, plan.Converter, plan.HFRope = "qwen2_5_1_5b", "qwen2", true
+		plan.ModelClass, plan.Converter, plan.HFRope = modelClass(f.Key, shapeOf(a, a.Intermediate)), "qwen2", true
 		setAll(p, "use_scaled_rope", false, "use_hf_rope", true, "attention_qkv_bias", true)
 	case "lfm2":
 		if err := lfm2Plan(a, plan); err != nil {
@@ -86,11 +86,90 @@ func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
 	return plan, nil
 }
 
+// LLMClass is a model that ExecuTorch 1.4.0's export_llm registers by name (ModelType in
+// extension/llm/export/config/llm_config.py), with the shape ExecuTorch's own params file
+// gives it. Our params define the architecture either way, but the name is what export_llm
+// downloads when it is handed no checkpoint and what it names its intermediate files after,
+// so a model is exported under the class whose shape is its own.
+type LLMClass struct {
+	Name   string `json:"name"`
+	Family string `json:"family"`
+	// Params is ExecuTorch's params file for the class, relative to its source tree; the
+	// real-source test (pkg/recipe) holds Shape to it.
+	Params string `json:"params"`
+	Shape  Shape  `json:"shape"`
+}
+
+// Shape is the sizes that tell one registered model from another, under the params
+// file's names.
+type Shape struct {
+	Dim     int64 `json:"dim"`
+	Hidden  int64 `json:"hidden_dim"`
+	Heads   int64 `json:"n_heads"`
+	KVHeads int64 `json:"n_kv_heads"`
+	Layers  int64 `json:"n_layers"`
+	Vocab   int64 `json:"vocab_size"`
+}
+
+// LLMClasses are the registered classes of the families export_llm builds per size. The
+// lfm2 family takes only LFM2.5 releases (its name rule), so LFM2's own classes, whose
+// shapes are the same, are not listed. Llama's classes go by generation, not size
+// (llamaPlan).
+var LLMClasses = []LLMClass{
+	{"qwen3_0_6b", "qwen3", "examples/models/qwen3/config/0_6b_config.json", Shape{1024, 3072, 16, 8, 28, 151936}},
+	{"qwen3_1_7b", "qwen3", "examples/models/qwen3/config/1_7b_config.json", Shape{2048, 6144, 16, 8, 28, 151936}},
+	{"qwen3_4b", "qwen3", "examples/models/qwen3/config/4b_config.json", Shape{2560, 9728, 32, 8, 36, 151936}},
+	{"qwen2_5_0_5b", "qwen2_5", "examples/models/qwen2_5/config/0_5b_config.json", Shape{896, 4864, 14, 2, 24, 151936}},
+	{"qwen2_5_1_5b", "qwen2_5", "examples/models/qwen2_5/config/1_5b_config.json", Shape{1536, 8960, 12, 2, 28, 151936}},
+	{"lfm2_5_350m", "lfm2", "examples/models/lfm2/config/lfm2_5_350m_config.json", Shape{1024, 4608, 16, 8, 16, 65536}},
+	{"lfm2_5_1_2b", "lfm2", "examples/models/lfm2/config/lfm2_5_1_2b_config.json", Shape{2048, 8192, 32, 8, 16, 65536}},
+}
+
+// unregisteredClass is the class a family's model takes when ExecuTorch registers none of
+// its shape (Qwen2.5-3B; LFM2.5-2.6B, which the reference system exported under
+// lfm2_5_1_2b): the params still define the architecture, which export_llm builds whatever
+// the class, so such a model is exported rather than refused.
+var unregisteredClass = map[string]string{"qwen3": "qwen3_1_7b", "qwen2_5": "qwen2_5_1_5b", "lfm2": "lfm2_5_1_2b"}
+
+// ModelClasses lists every class XNNPACKPlan can name, for tests that hold them to
+// ExecuTorch's registry.
+func ModelClasses() []string {
+	names := []string{llamaScaledClass, llamaClass}
+	for _, c := range LLMClasses {
+		names = append(names, c.Name)
+	}
+	for _, fam := range []string{"qwen3", "qwen2_5", "lfm2"} {
+		if !slices.Contains(names, unregisteredClass[fam]) {
+			names = append(names, unregisteredClass[fam])
+		}
+	}
+	return names
+}
+
+func shapeOf(a model.Arch, hidden int64) Shape {
+	return Shape{Dim: a.Dim, Hidden: hidden, Heads: a.Heads, KVHeads: a.KVHeads, Layers: a.Layers, Vocab: a.Vocab}
+}
+
+// modelClass is the registered class of the family's model with this shape.
+func modelClass(family string, s Shape) string {
+	for _, c := range LLMClasses {
+		if c.Family == family && c.Shape == s {
+			return c.Name
+		}
+	}
+	return unregisteredClass[family]
+}
+
 func setAll(p map[string]any, kv ...any) {
 	for i := 0; i+1 < len(kv); i += 2 {
 		p[kv[i].(string)] = kv[i+1]
 	}
 }
+
+// Llama's registered classes go by generation: llama3_2 for Llama 3's scaled RoPE (the class
+// ExecuTorch 1.4.0 gives rope_scale_factor 32, examples/models/llama/model.py), smollm2 for
+// the unscaled SmolLM2.
+const llamaScaledClass, llamaClass = "llama3_2", "smollm2"
 
 func llamaPlan(scaling model.RopeScaling, attnBias bool, plan *LLMPlan) error {
 	if attnBias {
@@ -98,7 +177,7 @@ func llamaPlan(scaling model.RopeScaling, attnBias bool, plan *LLMPlan) error {
 	}
 	plan.Converter = "llama"
 	if scaling.Type == "" {
-		plan.ModelClass = "smollm2"
+		plan.ModelClass = llamaClass
 		setAll(plan.Params, "use_scaled_rope", false, "use_hf_rope", false, "attention_qkv_bias", false)
 		return nil
 	}
@@ -114,7 +193,7 @@ func llamaPlan(scaling model.RopeScaling, attnBias bool, plan *LLMPlan) error {
 			return refuse("Llama 3 RoPE scaling with %s = %s: export_llm's use_scaled_rope is fixed at %v", n.key, n.got, n.want)
 		}
 	}
-	plan.ModelClass = "llama3_2"
+	plan.ModelClass = llamaScaledClass
 	setAll(plan.Params, "use_scaled_rope", true, "use_hf_rope", false, "attention_qkv_bias", false)
 	return nil
 }
@@ -165,7 +244,7 @@ func lfm2Plan(a model.Arch, plan *LLMPlan) error {
 	if k := a.ConvLCache; k != 0 && k != LFM2ConvKernel {
 		return refuse("conv_L_cache is %d, and export_llm builds LFM2's short convolution with a kernel of %d", k, LFM2ConvKernel)
 	}
-	plan.ModelClass, plan.Converter, plan.HFRope = "lfm2_5_1_2b", "lfm2", true
+	plan.ModelClass, plan.Converter, plan.HFRope = modelClass("lfm2", shapeOf(a, a.FFNDim)), "lfm2", true
 	p := plan.Params
 	p["hidden_dim"] = a.FFNDim
 	delete(p, "head_dim")
