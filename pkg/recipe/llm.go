@@ -14,7 +14,7 @@ import (
 )
 
 // exportLLM is the subset of ExecuTorch 1.4.0's LlmConfig the recipe writes, in the
-// schema's order; every key here exists in LlmConfig (testdata/llm_config_keys.txt).
+// schema's order; realsource_test.go merges every golden's YAML strictly into the real one.
 type exportLLM struct {
 	Base struct {
 		ModelClass string `yaml:"model_class"`

@@ -1,7 +1,6 @@
 package recipe_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,7 +16,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
-	"gopkg.in/yaml.v3"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -105,77 +103,6 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 	if !bytes.Equal(want, got) {
 		t.Errorf("%s differs from its golden file (go test ./pkg/recipe -update):\n%s", name, got)
-	}
-}
-
-func lines(t *testing.T, path string) map[string]bool {
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string]bool{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := strings.TrimSpace(sc.Text())
-		if l != "" && !strings.HasPrefix(l, "#") {
-			out[l] = true
-		}
-	}
-	return out
-}
-
-func flatten(prefix string, v any, out *[]string) {
-	m, ok := v.(map[string]any)
-	if !ok {
-		*out = append(*out, prefix)
-		return
-	}
-	for k, x := range m {
-		p := k
-		if prefix != "" {
-			p = prefix + "." + k
-		}
-		flatten(p, x, out)
-	}
-}
-
-// TestSchema checks every YAML key against LlmConfig and every params key against
-// ModelArgs, for every recipe in the table.
-func TestSchema(t *testing.T) {
-	cfg, _ := config.Default()
-	keys := lines(t, filepath.Join("testdata", "llm_config_keys.txt"))
-	fields := lines(t, filepath.Join("testdata", "model_args_fields.txt"))
-	for _, tc := range cases {
-		if tc.backend != "xnnpack" && tc.backend != "vulkan" {
-			continue
-		}
-		req := request(t, tc.id, tc.backend, tc.window, tc.soc)
-		req.QMode = tc.qmode
-		r, err := backend.Build(cfg, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var y map[string]any
-		if err := yaml.Unmarshal(r.Files["export_llm.yaml"], &y); err != nil {
-			t.Fatal(err)
-		}
-		var flat []string
-		flatten("", y, &flat)
-		for _, k := range flat {
-			if !keys[k] {
-				t.Errorf("%s: export_llm.yaml key %s is not in ExecuTorch 1.4.0's LlmConfig", tc.name, k)
-			}
-		}
-		var p map[string]any
-		if err := json.Unmarshal(r.Files["params.json"], &p); err != nil {
-			t.Fatal(err)
-		}
-		for k := range p {
-			if !fields[k] {
-				t.Errorf("%s: params key %s is not a ModelArgs field", tc.name, k)
-			}
-		}
 	}
 }
 
