@@ -166,19 +166,27 @@ def build_executorch(torch, m):
 
         export_with_codes.apply_lfm2_state_fix()
     from executorch.examples.models.llama.model import Llama2Model
-    from executorch.extension.llm.export.config.llm_config import LlmConfig
 
-    cfg = LlmConfig()
-    cfg.base.model_class = m["model_class"]
-    cfg.base.params = m["params"]
-    cfg.base.checkpoint = m["checkpoint"]
-    cfg.model.use_kv_cache = False
-    cfg.model.use_sdpa_with_kv_cache = False
-    cfg.model.dtype_override = "fp32"
-    cfg.export.max_seq_length = m["max_seq_length"]
-    cfg.export.max_context_length = m["max_seq_length"]
-    model = Llama2Model(llm_config=cfg).get_eager_model()
+    model = Llama2Model(llm_config=llm_config(m)).get_eager_model()
     return model.to(torch.float32).eval()
+
+
+def llm_config(m):
+    """The LlmConfig for the eager model, made as export_llm makes its own: these keys
+    merged into the structured LlmConfig by OmegaConf, then turned into the dataclasses.
+    Set as plain attributes, model_class and dtype_override stayed strings, and
+    Llama2Model reads model_class.value for a params file with use_scaled_rope (Llama 3.2);
+    merged, they are ExecuTorch's enums, and a class or key 1.4.0 does not know fails here,
+    before the solve."""
+    from executorch.extension.llm.export.config.llm_config import LlmConfig
+    from omegaconf import OmegaConf
+
+    keys = {
+        "base": {"model_class": m["model_class"], "params": m["params"], "checkpoint": m["checkpoint"]},
+        "model": {"use_kv_cache": False, "use_sdpa_with_kv_cache": False, "dtype_override": "fp32"},
+        "export": {"max_seq_length": m["max_seq_length"], "max_context_length": m["max_seq_length"]},
+    }
+    return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(LlmConfig), keys))
 
 
 def run(plan):
