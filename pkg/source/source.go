@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -92,32 +93,89 @@ func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, mo
 	}
 	files := h.Client.Files(id, rev)
 	// Model info of a gated repo is public; its files are not. Ask for config.json once
-	// here so that a gated repo becomes a refusal with the sentence, not an error.
-	if _, err := files.ReadFile(ctx, "config.json"); errors.Is(err, hub.ErrGated) {
+	// here so that a gated repo becomes a refusal with the sentence, not an error; the
+	// bytes are kept, so model.Load does not ask again.
+	cfg, err := files.ReadFile(ctx, "config.json")
+	if errors.Is(err, hub.ErrGated) {
 		src.AccessError = accessError(h.Client, id)
 		return src, nil, nil
 	}
-	return src, gatedFiles{files, h.Client, id}, nil
+	hf := &hubFiles{f: files, c: h.Client, id: id, rev: rev, have: siblingSet(info.Siblings)}
+	if err == nil {
+		hf.config = cfg
+	}
+	return src, hf, nil
 }
 
-// gatedFiles turns a gated answer while reading files into the access sentence.
-type gatedFiles struct {
-	f  *hub.RepoFiles
-	c  *hub.Client
-	id string
+// siblingSet is the set of a repo's file paths from its model info, or nil when the info
+// listed none (then every file is asked for).
+func siblingSet(sibs []hub.Sibling) map[string]bool {
+	if len(sibs) == 0 {
+		return nil
+	}
+	have := make(map[string]bool, len(sibs))
+	for _, s := range sibs {
+		have[s.Path] = true
+	}
+	return have
 }
 
-func (g gatedFiles) ReadFile(ctx context.Context, name string) ([]byte, error) {
+// hubFiles reads a Hub repo's files for model analysis with as few requests as the model
+// info allows: config.json comes from the read Source already made, a file the model info
+// does not list is missing without a request (no 404 for model.safetensors on a sharded
+// repo, none for an absent generation_config.json), and a gated answer becomes the access
+// sentence.
+type hubFiles struct {
+	f      *hub.RepoFiles
+	c      *hub.Client
+	id     string
+	rev    string
+	have   map[string]bool // nil: the model info listed no files, so ask for each
+	config []byte          // config.json as Source read it
+}
+
+func (g *hubFiles) ReadFile(ctx context.Context, name string) ([]byte, error) {
+	if name == "config.json" && g.config != nil {
+		return g.config, nil
+	}
+	if err := g.absent(name); err != nil {
+		return nil, err
+	}
 	b, err := g.f.ReadFile(ctx, name)
 	return b, g.wrap(err)
 }
 
-func (g gatedFiles) ReadRange(ctx context.Context, name string, off, n int64) ([]byte, error) {
+func (g *hubFiles) ReadRange(ctx context.Context, name string, off, n int64) ([]byte, error) {
+	if err := g.absent(name); err != nil {
+		return nil, err
+	}
 	b, err := g.f.ReadRange(ctx, name, off, n)
 	return b, g.wrap(err)
 }
 
-func (g gatedFiles) wrap(err error) error {
+// absent is a missing-file error (matching fs.ErrNotExist and hub.ErrEntryNotFound, as the
+// Hub's own 404 does) for a name the model info does not list, and nil otherwise.
+func (g *hubFiles) absent(name string) error {
+	if g.have == nil || g.have[name] {
+		return nil
+	}
+	return &notListedError{name: name, id: g.id, rev: short(g.rev)}
+}
+
+// notListedError is a file the model info does not list: missing, like the Hub's 404 for
+// it, without having asked.
+type notListedError struct{ name, id, rev string }
+
+func (e *notListedError) Error() string {
+	return fmt.Sprintf("file %q is not in %s at revision %s", e.name, e.id, e.rev)
+}
+
+// Is matches fs.ErrNotExist (what model.Files promises) and hub.ErrEntryNotFound.
+func (e *notListedError) Is(target error) bool {
+	return target == fs.ErrNotExist || target == hub.ErrEntryNotFound
+}
+
+func (g *hubFiles) wrap(err error) error {
 	if errors.Is(err, hub.ErrGated) {
 		return fmt.Errorf("%s: %w", accessError(g.c, g.id), err)
 	}
