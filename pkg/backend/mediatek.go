@@ -60,7 +60,7 @@ var MediaTek = &Backend{
 		DiskMargin: sizing.MTKDiskMarginBytes,
 	},
 	Recipe: recipe.MediaTek,
-	Check: check.Spec{Backend: "mediatek", Program: func(prog *pte.Program, want check.Expect) []string {
+	Check: check.Spec{SizeError: sizing.PTEErrorMediaTek, Backend: "mediatek", Program: func(prog *pte.Program, want check.Expect) []string {
 		return check.MediaTek(prog, want.MediaTek)
 	}},
 	Stages: run.StagesMediaTek,

@@ -42,7 +42,7 @@ var QNN = &Backend{
 		What:   func(int) string { return "the Qualcomm compile" },
 	},
 	Recipe: recipe.QNN,
-	Check:  check.Spec{Backend: "qnn", Program: qnnProgram, SingularEOS: true},
+	Check:  check.Spec{SizeError: sizing.PTEErrorQNN, Backend: "qnn", Program: qnnProgram, SingularEOS: true},
 	Stages: run.StagesQNN,
 	Chips: &Chips{Vendor: "Qualcomm", Key: "export.qnn.socs",
 		List: func(cfg *config.Config) []string { return cfg.Export.QNN.SoCs }},

@@ -25,7 +25,7 @@ var Vulkan = &Backend{
 	Recipe: func(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		return recipe.LLM{Recipe: cfg.Export.Vulkan, NameTag: "vulkan", Vulkan: true, Describes: ", the Vulkan delegate"}.Build(cfg, req)
 	},
-	Check: check.Spec{Backend: "vulkan", Program: func(prog *pte.Program, _ check.Expect) []string {
+	Check: check.Spec{SizeError: sizing.PTEErrorVulkan, Backend: "vulkan", Program: func(prog *pte.Program, _ check.Expect) []string {
 		return append(check.Decoder(prog, pte.VulkanBackend, pte.SigVulkan, "forward"),
 			check.RequireMetadata(prog.Metadata(), "get_max_seq_len")...)
 	}},

@@ -23,7 +23,7 @@ var XNNPACK = &Backend{
 	Recipe: func(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		return recipe.LLM{Recipe: cfg.Export.XNNPACK, XNNPACK: true, Describes: ", XNNPACK with extended ops"}.Build(cfg, req)
 	},
-	Check: check.Spec{Backend: "xnnpack", Program: func(prog *pte.Program, _ check.Expect) []string {
+	Check: check.Spec{SizeError: sizing.PTEErrorXNNPACK, Backend: "xnnpack", Program: func(prog *pte.Program, _ check.Expect) []string {
 		return append(check.Decoder(prog, pte.XnnpackBackend, pte.SigXNNPACK, "forward"),
 			check.RequireMetadata(prog.Metadata(), "get_max_seq_len")...)
 	}},

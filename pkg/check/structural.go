@@ -21,6 +21,9 @@ type Spec struct {
 	// SingularEOS: the backend's tool may write one EOS id as get_eos_id instead of the
 	// get_eos_ids list (Qualcomm's static llama), and is then held to that getter.
 	SingularEOS bool
+	// SizeError is how far (a fraction) a file built as sized was measured off its sizing
+	// estimate (sizing.PTEError*); Size fails a file further off.
+	SizeError float64
 }
 
 // Expect is what the export requested. Zero fields are not checked.

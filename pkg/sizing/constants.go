@@ -74,3 +74,19 @@ const (
 	// for prompt and generation graphs).
 	MTKRopeBytes = 8
 )
+
+// The worst error of the .pte estimate against every measured file and published card of
+// a backend (docs/research/sizing.md, pkg/sizing/testdata/accuracy.md, over the whole
+// rounding interval of a card's size), rounded up to a whole percent. A file further off
+// its estimate than this was not built as sized: linears left unquantized (ExecuTorch issue
+// 22044) make an 8da4w file several times larger. TestAccuracy holds each backend to it.
+const (
+	// PTEErrorXNNPACK: Qwen3-0.6B, SmolLM2-135M and -360M measured, Qwen3-4B's card (1.5%).
+	PTEErrorXNNPACK = 0.02
+	// PTEErrorVulkan: SmolLM2-360M's card at 8k, 0.33 GB printed for 337.8 MB (3.9%).
+	PTEErrorVulkan = 0.04
+	// PTEErrorQNN: Qwen3-0.6B on two chips at 2k and 4k, the only measured model (0.12%).
+	PTEErrorQNN = 0.01
+	// PTEErrorMediaTek: SmolLM2-360M A16W8's card chunks, 0.09 GB printed (14.4%).
+	PTEErrorMediaTek = 0.15
+)
