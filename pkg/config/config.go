@@ -10,6 +10,8 @@ type Config struct {
 	Export  Export          `yaml:"export"`
 	Runners []Runner        `yaml:"runners"`
 	Chips   map[string]Chip `yaml:"chips"`
+	// Gate is the decision gate's prompts.
+	Gate Gate `yaml:"gate"`
 
 	// Versions comes from versions.env, not from the YAML file.
 	Versions Versions `yaml:"-"`

@@ -103,6 +103,7 @@ func (c *Config) validate(root *yaml.Node) error {
 	c.validateWatch(v)
 	c.validateExport(v)
 	c.validateRunners(v)
+	c.validateGate(v)
 	return v.err
 }
 

@@ -1,0 +1,52 @@
+package config
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestGateRows: the committed gate holds the reference's 12 search and 4 quiet rows, each
+// search row naming its subject in the question, and the default prompt file is the
+// neutral one.
+func TestGateRows(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	require.Len(t, c.Gate.Search, 12)
+	assert.Equal(t, []string{"What is the capital of Norway?", "What is 8 times 7?",
+		"Who wrote Pride and Prejudice?", "What is the chemical symbol for iron?"}, c.Gate.Quiet)
+	var subjects []string
+	for _, r := range c.Gate.Search {
+		assert.Contains(t, r.Question, r.Subject)
+		subjects = append(subjects, r.Subject)
+	}
+	assert.Equal(t, []string{"Concord", "Providence", "Augusta", "Nassau", "Mercy", "Landfall", "Quicksand",
+		"Nightfall", "Ostrava", "Gdynia", "Rijeka", "Linkoping"}, subjects)
+	assert.Empty(t, c.Gate.PromptFile)
+}
+
+func TestGateErrors(t *testing.T) {
+	y, v := readRepoConfig(t)
+	for _, tc := range []struct {
+		name, old, new string
+		want           []string
+	}{
+		{"trailer without subject", "names {subject}.", "names it.", []string{"gate.trailer", "{subject}"}},
+		{"empty subject", "subject: Gdynia}", "subject: \"\"}", []string{"gate.search.9.subject: is empty"}},
+		{"duplicate question", "Which country is Rijeka in?", "Which country is Gdynia in?", []string{"gate.search.10.question", "listed twice"}},
+		{"quiet row repeated", "    - \"What is 8 times 7?\"", "    - \"What is the capital of Norway?\"", []string{"gate.quiet.1", "listed twice"}},
+		{"unknown key", "  trailer:", "  trailor:", []string{"gate.trailor: unknown key"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			edited := strings.Replace(string(y), tc.old, tc.new, 1)
+			require.NotEqual(t, string(y), edited, "test edit %q did not apply", tc.old)
+			_, err := Parse("config/pipeline.yaml", []byte(edited), "config/versions.env", v)
+			require.Error(t, err)
+			for _, s := range tc.want {
+				assert.Contains(t, err.Error(), s)
+			}
+		})
+	}
+}
