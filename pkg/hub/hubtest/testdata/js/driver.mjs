@@ -6,7 +6,15 @@
 //       list them, check existence, read model info and the listing, download each back.
 //   {"mode":"download","paths":["a","b"]}   download files and report sha256 and size.
 //   {"mode":"upload","create":true,"files":[...]}  (create and) upload only: the benchmark.
+//   {"mode":"download-to","files":[{"path":"in/repo","local":"/abs/dst"}]}  download each file
+//       to its local path, streamed: the benchmark.
+// The two benchmark modes print "vmhwm_kib=N" after the result: this process's own peak
+// resident set (VmHWM of /proc/self/status), which the benchmark reads instead of
+// getrusage's, since a child's ru_maxrss starts at its parent's high-water mark.
 import { createHash } from "node:crypto";
+import { createWriteStream, readFileSync } from "node:fs";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { pathToFileURL } from "node:url";
 import {
   createRepo, uploadFiles, listFiles, downloadFile, fileExists, modelInfo, listModels,
@@ -50,6 +58,22 @@ async function download(paths) {
   return files;
 }
 
+async function downloadTo(files) {
+  const t0 = process.hrtime.bigint();
+  for (const f of files) {
+    const blob = await downloadFile({ ...auth, repo, path: f.path });
+    if (!blob) throw new Error(`downloadFile(${f.path}) returned null`);
+    await pipeline(Readable.fromWeb(blob.stream()), createWriteStream(f.local));
+  }
+  return { seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
+}
+
+function vmhwmKiB() {
+  const m = readFileSync("/proc/self/status", "utf8").match(/^VmHWM:\s+(\d+) kB$/m);
+  if (!m) throw new Error("/proc/self/status has no VmHWM line");
+  return m[1];
+}
+
 async function conformance() {
   const result = {};
   await createRepo({ ...auth, repo });
@@ -83,11 +107,14 @@ const modes = {
     if (cmd.create) await createRepo({ ...auth, repo });
     return upload(cmd.files);
   },
+  "download-to": () => downloadTo(cmd.files),
 };
+const benchmark = cmd.mode === "upload" || cmd.mode === "download-to";
 
 try {
   const out = await modes[cmd.mode]();
   process.stdout.write(JSON.stringify(out) + "\n");
+  if (benchmark) process.stdout.write(`vmhwm_kib=${vmhwmKiB()}\n`);
 } catch (e) {
   process.stderr.write(`driver: ${e.stack || e}\n`);
   process.exit(1);
