@@ -54,7 +54,9 @@ func (e *Error) Error() string {
 }
 
 // Process is what the driver's process cost, for the export report's host section
-// (peak_rss_convert_bytes) and the benchmarks.
+// (peak_rss_convert_bytes) and the benchmarks. PeakRSSBytes is ru_maxrss, so it is never
+// less than the calling process's own peak before the start (Linux carries the parent's
+// high-water mark across exec): a floor of tens of MiB under a conversion's GiB.
 type Process struct {
 	PeakRSSBytes int64
 	Seconds      float64

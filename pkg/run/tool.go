@@ -28,9 +28,12 @@ type Result struct {
 	StartedAt string `json:"started_at"`
 	// Seconds is the wall time from start to exit, rounded to 0.1.
 	Seconds float64 `json:"seconds"`
-	// MaxRSSBytes is ru_maxrss of the tool after exit (the largest resident set of the tool
-	// or any descendant it waited for), in bytes: the report's peak_rss_export_bytes when
-	// the tool is the export.
+	// MaxRSSBytes is ru_maxrss of the tool after exit, in bytes: the largest resident set of
+	// the tool or any descendant it waited for, and never less than exe-expo's own peak
+	// before the start (Go starts a child on the parent's memory, and Linux carries that
+	// high-water mark across exec). The report's peak_rss_export_bytes when the tool is the
+	// export; exe-expo's tens of MiB are noise beside an export's GiB, not beside a small
+	// tool.
 	MaxRSSBytes int64 `json:"max_rss_bytes"`
 	// Memory is the sampler's view of the host during the run.
 	Memory Memory `json:"memory"`
