@@ -1,0 +1,248 @@
+package publish
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/recipe"
+	"github.com/experimentalmachines/exe-expo/pkg/report"
+)
+
+// Window is one exported window as publish sends it: its report, the files of its
+// backend folder and the repo-root files (tokenizer, upstream licenses, NOTICE).
+type Window struct {
+	Repo    string
+	Report  *report.Report
+	Backend *backend.Backend
+	// Folder is the backend folder in the repo ("xnnpack", "mtk/mt6991"); Label the
+	// window's label ("4k").
+	Folder, Label string
+	// ReportPath is the report's path in the repo; ReportJSON its bytes, sent unchanged.
+	ReportPath string
+	ReportJSON []byte
+	// Files are the window's own files in Folder, as the report lists them.
+	Files []hub.CommitFile
+	// Root are the files every window shares at the repo root.
+	Root []hub.CommitFile
+}
+
+// Find lists the export reports under dir, optionally only those of one backend and one
+// window, sorted by path; none is an error, so a workflow that downloaded nothing fails.
+func Find(dir, backendName string, window int) ([]string, error) {
+	if _, err := os.Stat(dir); err != nil {
+		return nil, report.FileError("read", dir, err)
+	}
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !isReport(d.Name()) || filepath.Dir(p) == filepath.Clean(dir) {
+			return nil
+		}
+		if window > 0 && d.Name() != report.Name(family.WindowLabel(window)) {
+			return nil
+		}
+		if backendName != "" {
+			r, err := report.Read(p)
+			if err != nil {
+				return err
+			}
+			if r.Backend != backendName {
+				return nil
+			}
+		}
+		out = append(out, p)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("look for export reports in %s: %w", dir, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no export report (export-report-<window>.json in a backend folder) to publish", describe(dir, backendName, window))
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func describe(dir, backendName string, window int) string {
+	s := dir
+	if backendName != "" {
+		s += " (backend " + backendName
+		if window > 0 {
+			s += fmt.Sprintf(", window %d", window)
+		}
+		s += ")"
+	}
+	return s
+}
+
+// Load reads the report at reportPath, inside the export folder dir, and checks that it
+// may be published to repo (empty: the report's output_repo).
+func Load(dir, reportPath, repo string) (*Window, error) {
+	r, err := report.Read(reportPath)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := os.ReadFile(reportPath)
+	if err != nil {
+		return nil, report.FileError("read", reportPath, err)
+	}
+	rel, err := filepath.Rel(dir, reportPath)
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return nil, fmt.Errorf("report %s is not inside the export folder %s", reportPath, dir)
+	}
+	w := &Window{Repo: repo, Report: r, ReportJSON: raw, ReportPath: filepath.ToSlash(rel)}
+	if w.Repo == "" {
+		w.Repo = r.OutputRepo
+	}
+	w.Folder = path.Dir(w.ReportPath)
+	w.Label = family.WindowLabel(r.Window.Context)
+	if w.Backend = backend.ByName(r.Backend); w.Backend == nil {
+		return nil, fmt.Errorf("report %s names backend %q, which this exe-expo does not know (%s)", reportPath, r.Backend, strings.Join(backend.Names(), ", "))
+	}
+	for _, check := range []func(string) error{w.checkName, w.checkPassed, w.checkRepo} {
+		if err := check(reportPath); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.collect(dir, reportPath); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// checkName holds the report's file name to its window, which is how every later publish
+// tells the windows of a folder apart.
+func (w *Window) checkName(reportPath string) error {
+	if w.Folder == "." {
+		return fmt.Errorf("report %s is at the root of the export folder; publish takes the reports in backend folders", reportPath)
+	}
+	if want := report.Name(w.Label); path.Base(w.ReportPath) != want {
+		return fmt.Errorf("report %s is of the %d-token window and must be named %s", reportPath, w.Report.Window.Context, want)
+	}
+	return nil
+}
+
+// checkPassed refuses a window whose programs were not checked, or failed their check:
+// publishing is where a mistake reaches users.
+func (w *Window) checkPassed(reportPath string) error {
+	var ptes []string
+	for _, f := range w.Report.Files {
+		if strings.HasSuffix(f.Path, ".pte") {
+			ptes = append(ptes, f.Path)
+		}
+	}
+	if len(ptes) == 0 {
+		return fmt.Errorf("report %s lists no .pte file, so there is nothing to publish", reportPath)
+	}
+	if len(w.Report.StructuralCheck) != len(ptes) {
+		return fmt.Errorf("report %s has %d check result(s) for %d .pte file(s): run the export again so that every file is checked before publishing", reportPath, len(w.Report.StructuralCheck), len(ptes))
+	}
+	for i, res := range w.Report.StructuralCheck {
+		if !res.Passed {
+			return fmt.Errorf("%s did not pass its check (%s), so it is not published", ptes[i], strings.Join(res.Problems, "; "))
+		}
+	}
+	return nil
+}
+
+// checkRepo refuses a repo the app would mis-read, naming the rule, and a tokenizer in a
+// backend folder.
+func (w *Window) checkRepo(reportPath string) error {
+	ns, name, ok := strings.Cut(w.Repo, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return fmt.Errorf("output repo %q (report %s) is not of the form org/name", w.Repo, reportPath)
+	}
+	for _, f := range w.Report.Files {
+		if path.Dir(f.Path) != w.Folder {
+			return fmt.Errorf("report %s lists %s, which is outside its folder %s", reportPath, f.Path, w.Folder)
+		}
+		if isTokenizer(f.Path) {
+			return fmt.Errorf("report %s lists %s: tokenizer files must stay at the repo root", reportPath, f.Path)
+		}
+		if !strings.HasSuffix(f.Path, ".pte") {
+			continue
+		}
+		if problems := recipe.AppRules(w.Repo, f.Path, w.Backend.AppName); len(problems) > 0 {
+			return fmt.Errorf("%s in repo %s breaks the app's naming rules: %s", f.Path, w.Repo, strings.Join(problems, "; "))
+		}
+	}
+	return nil
+}
+
+// collect lists the window's files (each as big as its report says, and no tokenizer
+// beside them) and the root files every window shares.
+func (w *Window) collect(dir, reportPath string) error {
+	local := filepath.Join(dir, filepath.FromSlash(w.Folder))
+	entries, err := os.ReadDir(local)
+	if err != nil {
+		return report.FileError("list", local, err)
+	}
+	for _, e := range entries {
+		if isTokenizer(e.Name()) {
+			return fmt.Errorf("%s holds %s: tokenizer files must stay at the repo root", local, e.Name())
+		}
+	}
+	for _, f := range w.Report.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if err := checkSize(p, f.Bytes, reportPath); err != nil {
+			return err
+		}
+		w.Files = append(w.Files, hub.CommitFile{PathInRepo: f.Path, LocalPath: p, Size: f.Bytes, SHA256: f.SHA256})
+	}
+	w.Files = append(w.Files, hub.CommitFile{PathInRepo: w.ReportPath, Content: w.ReportJSON})
+	return w.collectRoot(dir)
+}
+
+func checkSize(p string, want int64, reportPath string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return report.FileError("read", p, err)
+	}
+	if st.Size() != want {
+		return fmt.Errorf("%s has %d bytes and report %s says %d: the folder is not what was exported", p, st.Size(), reportPath, want)
+	}
+	return nil
+}
+
+// collectRoot adds the tokenizer and the upstream license files the report names, and our
+// NOTICE when the export wrote one.
+func (w *Window) collectRoot(dir string) error {
+	names := append([]string(nil), w.Report.Source.LicenseFiles...)
+	if w.Report.Tokenizer != "" {
+		names = append(names, w.Report.Tokenizer)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return report.FileError("list", dir, err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() && strings.HasPrefix(strings.ToUpper(e.Name()), "NOTICE") {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		if i > 0 && names[i-1] == n {
+			continue
+		}
+		if strings.ContainsAny(n, `/\`) {
+			return fmt.Errorf("the report names the root file %q, which is not a plain file name", n)
+		}
+		p := filepath.Join(dir, n)
+		st, err := os.Stat(p)
+		if err != nil {
+			return report.FileError("read", p, err)
+		}
+		w.Root = append(w.Root, hub.CommitFile{PathInRepo: n, LocalPath: p, Size: st.Size()})
+	}
+	return nil
+}
