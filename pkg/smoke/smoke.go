@@ -1,0 +1,107 @@
+// Package smoke decides whether an exported file answers: the smoke driver runs it through
+// ExecuTorch's text LLM runner (the runner the app uses) and reports tokens, text and the
+// runner's stats; the verdict is here (docs/research/checks.md), so the driver decides
+// nothing.
+package smoke
+
+import (
+	"fmt"
+	"strings"
+)
+
+const (
+	// MaxNewTokens is the reply length: greedy, 32 tokens.
+	MaxNewTokens = 32
+	// DegenerateRun is how many pieces, all the same, make a reply degenerate.
+	DegenerateRun = 8
+	// AnswerRequiredFromParams is the size from which the reply must name the answer:
+	// smaller models may ramble and still be exported right.
+	AnswerRequiredFromParams = 500_000_000
+	// Answer is what a model of that size must say to "What is the capital of France?".
+	Answer = "paris"
+	// Question is the smoke prompt's user message.
+	Question = "What is the capital of France?"
+)
+
+// Output is the smoke driver's JSON result.
+type Output struct {
+	// Prompt is the text given to the runner; TemplateError is why the chat template could
+	// not render it, when the driver fell back to a completion prompt.
+	Prompt        string `json:"prompt"`
+	TemplateError string `json:"template_error"`
+	// Tokens are the generated pieces in order; Reply their concatenation.
+	Tokens []string `json:"tokens"`
+	Reply  string   `json:"reply"`
+	// RunnerError is "<Type>: <message>" of an exception the runner raised.
+	RunnerError string `json:"runner_error"`
+	// Stats is the runner's stats JSON (ExecuTorch's stats_to_json_string).
+	Stats *Stats `json:"stats"`
+}
+
+// Stats are the runner's figures the report keeps.
+type Stats struct {
+	PrefillTokPerSec *float64 `json:"prefill_token_per_sec"`
+	DecodeTokPerSec  *float64 `json:"decode_token_per_sec"`
+	PromptTokens     int      `json:"prompt_tokens"`
+	GeneratedTokens  int      `json:"generated_tokens"`
+}
+
+// Result is the smoke verdict as the export report records it.
+type Result struct {
+	Kind           string   `json:"kind"`
+	Passed         bool     `json:"passed"`
+	Problems       []string `json:"problems"`
+	Prompt         string   `json:"prompt"`
+	TemplateError  string   `json:"template_error"`
+	Reply          string   `json:"reply"`
+	Tokens         int      `json:"tokens"`
+	Answered       bool     `json:"answered"`
+	AnswerRequired bool     `json:"answer_required"`
+	Stats          *Stats   `json:"stats"`
+}
+
+// Judge applies the smoke rules to the driver's output for a model of totalParams.
+func Judge(out Output, totalParams int64) Result {
+	r := Result{Kind: "smoke", Problems: []string{}, Prompt: out.Prompt, TemplateError: out.TemplateError,
+		Reply: out.Reply, Tokens: len(out.Tokens), Stats: out.Stats,
+		Answered:       strings.Contains(strings.ToLower(out.Reply), Answer),
+		AnswerRequired: totalParams >= AnswerRequiredFromParams}
+	if out.RunnerError != "" {
+		r.Problems = append(r.Problems, "runner error: "+out.RunnerError)
+	}
+	switch {
+	case len(out.Tokens) == 0:
+		r.Problems = append(r.Problems, "the file generated no token")
+	case degenerate(out.Tokens):
+		r.Problems = append(r.Problems, fmt.Sprintf("the reply is degenerate: all %d pieces are %q",
+			len(out.Tokens), out.Tokens[0]))
+	}
+	if r.AnswerRequired && !r.Answered && len(out.Tokens) > 0 {
+		r.Problems = append(r.Problems, fmt.Sprintf("a model of %d parameters must answer %q with %q; it replied %q",
+			totalParams, Question, Answer, out.Reply))
+	}
+	r.Passed = len(r.Problems) == 0
+	return r
+}
+
+// degenerate is the reference's rule: DegenerateRun or more pieces, all the same one (a
+// file whose weights lost their meaning repeats one piece from the start).
+func degenerate(tokens []string) bool {
+	if len(tokens) < DegenerateRun {
+		return false
+	}
+	for _, t := range tokens[1:] {
+		if t != tokens[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// Verdict is the one-line summary a step summary prints.
+func (r Result) Verdict() string {
+	if r.Passed {
+		return fmt.Sprintf("smoke run: passed, %d tokens: %q", r.Tokens, r.Reply)
+	}
+	return "smoke run: failed: " + strings.Join(r.Problems, "; ")
+}
