@@ -161,9 +161,8 @@ func kLabel(n int) string {
 // spans are the windows per backend and target: "XNNPACK (CPU) at 2k to 32k".
 func spans(rs []placed) string {
 	type span struct {
-		name    string
-		lo, hi  int
-		ordered int
+		name   string
+		lo, hi int
 	}
 	var out []*span
 	idx := map[string]*span{}

@@ -16,16 +16,16 @@ import (
 // window ascending; shared fields from the largest window's report), so it never lists a
 // file the folder does not hold.
 type BackendConfig struct {
-	Runtime        string          `json:"runtime"`
-	RuntimeVersion string          `json:"runtime_version"`
-	Backend        string          `json:"backend"`
-	Target         *string         `json:"target"`
-	Tokenizer      string          `json:"tokenizer,omitempty"`
-	SourceModel    string          `json:"source_model"`
-	SourceRevision string          `json:"source_revision"`
-	Variants       []Variant       `json:"variants"`
-	QNNSDKVersion  string          `json:"qnn_sdk_version,omitempty"`
-	NeuroPilotSDK  *NeuroPilotSDK  `json:"neuropilot_sdk,omitempty"`
+	Runtime        string         `json:"runtime"`
+	RuntimeVersion string         `json:"runtime_version"`
+	Backend        string         `json:"backend"`
+	Target         *string        `json:"target"`
+	Tokenizer      string         `json:"tokenizer,omitempty"`
+	SourceModel    string         `json:"source_model"`
+	SourceRevision string         `json:"source_revision"`
+	Variants       []Variant      `json:"variants"`
+	QNNSDKVersion  string         `json:"qnn_sdk_version,omitempty"`
+	NeuroPilotSDK  *NeuroPilotSDK `json:"neuropilot_sdk,omitempty"`
 }
 
 // NeuroPilotSDK names the SDK a MediaTek folder's files were compiled with.

@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"io"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -204,11 +202,6 @@ func checkConsistent(t testing.TB, st repoState) []placed {
 	}
 	return all
 }
-
-// discard is io.Discard for tests that print.
-var discard io.Writer = io.Discard
-
-var _ = fmt.Sprintf
 
 func readFileT(t testing.TB, p string) []byte {
 	t.Helper()
