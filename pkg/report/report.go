@@ -11,8 +11,10 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
+	"github.com/experimentalmachines/exe-expo/pkg/gate"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
+	"github.com/experimentalmachines/exe-expo/pkg/smoke"
 )
 
 // Report mirrors the reference implementation's export report
@@ -35,9 +37,15 @@ type Report struct {
 	Metadata   pte.Metadata      `json:"metadata"`
 	// StructuralCheck is check.Structural's verdict on each .pte, in Files order: what the
 	// file says about itself against the request. It is not a smoke run (nothing is
-	// generated); a smoke run, once one exists, gets a field of its own.
+	// generated); a smoke run has its own field, Smoke.
 	StructuralCheck []check.Result `json:"structural_check"`
-	Stages          []StageReport  `json:"stages"`
+	// SizeCheck, Smoke and Gate are the checks before publish (docs/research/checks.md),
+	// absent until run: the files' bytes against the estimate, the runner's reply
+	// (XNNPACK), and the decision gate against fp32.
+	SizeCheck *check.SizeResult `json:"size_check,omitempty"`
+	Smoke     *smoke.Result     `json:"smoke,omitempty"`
+	Gate      *gate.Result      `json:"gate,omitempty"`
+	Stages    []StageReport     `json:"stages"`
 	Run             *Run           `json:"run,omitempty"`
 }
 
