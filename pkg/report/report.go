@@ -46,7 +46,7 @@ type Report struct {
 	Smoke     *smoke.Result     `json:"smoke,omitempty"`
 	Gate      *gate.Result      `json:"gate,omitempty"`
 	Stages    []StageReport     `json:"stages"`
-	Run             *Run           `json:"run,omitempty"`
+	Run       *Run              `json:"run,omitempty"`
 }
 
 // Source describes the model the files were exported from.
