@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -301,7 +302,9 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 		m := s.info(rp, rp.head(), false, false)
 		if !full {
 			delete(m, "siblings")
-			delete(m, "sha")
+			if !slices.Contains(q["expand"], "sha") { // the Hub lists the sha when asked to expand it
+				delete(m, "sha")
+			}
 		}
 		items = append(items, expand(m, q["expand"]))
 	}

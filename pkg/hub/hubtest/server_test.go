@@ -51,6 +51,7 @@ func TestProtocol(t *testing.T) {
 	}{
 		{name: "info by short sha", method: "GET", path: "/api/models/org/m/revision/" + sha[:7], status: 200, bodyContains: sha},
 		{name: "info HEAD alias", method: "GET", path: "/api/models/org/m/revision/HEAD?expand=sha", status: 200, bodyContains: `"sha":"` + sha},
+		{name: "list expands sha", method: "GET", path: "/api/models?author=org&expand=sha&expand=createdAt", status: 200, bodyContains: `"sha":"` + sha},
 		{name: "expand with blobs", method: "GET", path: "/api/models/org/m?expand=sha&blobs=true", status: 400},
 		{name: "tree top level", method: "GET", path: "/api/models/org/m/tree/main", status: 200, bodyContains: `"path":"sub","size":0,"type":"directory"`},
 		{name: "tree recursive", method: "GET", path: "/api/models/org/m/tree/main/sub?recursive=true", status: 200, bodyContains: `"path":"sub/dir/w.safetensors"`},

@@ -1,0 +1,95 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/google/go-github/v62/github"
+)
+
+// GitHub reaches one repository's Actions and its state branch through the REST API.
+type GitHub struct {
+	Client      *github.Client
+	Owner, Repo string
+	// Ref is the branch the export workflows are dispatched on.
+	Ref string
+}
+
+// NewGitHub builds the client for repo ("owner/name") at the API base URL (empty for
+// api.github.com; Actions sets GITHUB_API_URL) with token.
+func NewGitHub(apiURL, repo, token, ref string) (*GitHub, error) {
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return nil, fmt.Errorf("the GitHub repository %q is not owner/name", repo)
+	}
+	c := github.NewClient(nil)
+	if token != "" {
+		c = c.WithAuthToken(token)
+	}
+	if apiURL != "" {
+		u, err := url.Parse(strings.TrimSuffix(apiURL, "/") + "/")
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("the GitHub API URL %q is not a URL such as https://api.github.com", apiURL)
+		}
+		c.BaseURL = u
+	}
+	return &GitHub{Client: c, Owner: owner, Repo: name, Ref: ref}, nil
+}
+
+// InFlight lists the workflow's runs in each in-flight status, every page.
+func (g *GitHub) InFlight(ctx context.Context, workflow string) ([]Run, error) {
+	var out []Run
+	for _, status := range []string{"queued", "in_progress", "waiting", "pending", "requested"} {
+		opts := &github.ListWorkflowRunsOptions{Status: status, ListOptions: github.ListOptions{PerPage: 100}}
+		for {
+			runs, resp, err := g.Client.Actions.ListWorkflowRunsByFileName(ctx, g.Owner, g.Repo, workflow, opts)
+			if err != nil {
+				return nil, fmt.Errorf("listing the %s runs of %s: %w", status, workflow, apiError(err))
+			}
+			for _, r := range runs.WorkflowRuns {
+				out = append(out, Run{Title: r.GetDisplayTitle(), Status: r.GetStatus()})
+			}
+			if resp.NextPage == 0 {
+				break
+			}
+			opts.Page = resp.NextPage
+		}
+	}
+	return out, nil
+}
+
+// Dispatch starts workflow for one model; only model_id and revision are passed, so the
+// export runs with its default inputs (every window).
+func (g *GitHub) Dispatch(ctx context.Context, workflow, modelID, revision string) error {
+	_, err := g.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, g.Owner, g.Repo, workflow, github.CreateWorkflowDispatchEventRequest{
+		Ref:    g.Ref,
+		Inputs: map[string]any{"model_id": modelID, "revision": revision},
+	})
+	return apiError(err)
+}
+
+// apiError words a GitHub API failure as its status and message, without the request dump
+// go-github puts in its errors.
+func apiError(err error) error {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		msg := er.Message
+		if msg == "" {
+			msg = http.StatusText(er.Response.StatusCode)
+		}
+		return fmt.Errorf("GitHub answered %d: %s", er.Response.StatusCode, msg)
+	}
+	return err
+}
+
+func statusOf(err error) int {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && er.Response != nil {
+		return er.Response.StatusCode
+	}
+	return 0
+}

@@ -1,0 +1,165 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// inFlightStatuses are the run statuses that hold a stage open.
+var inFlightStatuses = map[string]bool{"queued": true, "in_progress": true, "waiting": true, "pending": true, "requested": true}
+
+// dispatchAttempts and the waits between them ride out GitHub's transient 5xx answers; the
+// run list is read again after each failure because GitHub has answered 502 after creating
+// the run.
+const dispatchAttempts = 4
+
+const (
+	recheckWait = 10 * time.Second
+	backoffStep = 15 * time.Second
+)
+
+// stages dispatches the first stage that has work or still has runs in flight, spending
+// one budget shared by every stage; later stages wait for a later run.
+func (w *Watcher) stages(ctx context.Context, state *State, sum *Summary, dispatch bool) error {
+	budget := w.Config.Watch.MaxDispatchPerRun
+	for _, st := range w.Stages {
+		queue := queueFor(state, st.Backend)
+		if len(queue) == 0 {
+			if !dispatch {
+				continue
+			}
+			busy, err := w.stageBusy(ctx, st.Workflow)
+			if err != nil {
+				return err
+			}
+			if !busy {
+				continue
+			}
+		}
+		sum.Stage = st.Backend
+		for _, id := range queue {
+			if budget == 0 {
+				break
+			}
+			budget--
+			w.dispatchOne(ctx, state, sum, st, id, dispatch)
+		}
+		return nil
+	}
+	return nil
+}
+
+// queueFor lists the pending models whose backend is pending, oldest first.
+func queueFor(state *State, backend string) []string {
+	var ids []string
+	for id, e := range state.Models {
+		if b := e.Backends[backend]; e.Status == Pending && b != nil && b.Status == Pending {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := state.Models[ids[i]], state.Models[ids[j]]
+		if a.FirstSeen != b.FirstSeen {
+			return a.FirstSeen < b.FirstSeen
+		}
+		return ids[i] < ids[j]
+	})
+	return ids
+}
+
+// stageBusy says whether the workflow has a run in flight. Runs titled without "@" are
+// ghosts (a run named after the bare workflow) and do not hold a stage.
+func (w *Watcher) stageBusy(ctx context.Context, workflow string) (bool, error) {
+	runs, err := w.Actions.InFlight(ctx, workflow)
+	if err != nil {
+		return false, fmt.Errorf("could not tell whether %s has runs in flight: %w", workflow, err)
+	}
+	for _, r := range runs {
+		if inFlightStatuses[r.Status] && strings.Contains(r.Title, "@") {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// modelInFlight says whether a run for the model is already in flight (run names are
+// "<BACKEND>: <model>@<revision>"); an unreadable list counts as none.
+func (w *Watcher) modelInFlight(ctx context.Context, workflow, id string) bool {
+	runs, err := w.Actions.InFlight(ctx, workflow)
+	if err != nil {
+		return false
+	}
+	for _, r := range runs {
+		if inFlightStatuses[r.Status] && strings.Contains(r.Title, " "+id+"@") {
+			return true
+		}
+	}
+	return false
+}
+
+// dispatchOne starts one model's export and records the outcome.
+func (w *Watcher) dispatchOne(ctx context.Context, state *State, sum *Summary, st Stage, id string, dispatch bool) {
+	e := state.Models[id]
+	b := e.Backends[st.Backend]
+	if dispatch {
+		if err := w.dispatch(ctx, st.Workflow, id, e.SHA); err != nil {
+			b.LastError = clip(fmt.Sprintf("%s: %v", w.stamp(), err), maxError)
+			sum.Failed = append(sum.Failed, fmt.Sprintf("%s -> %s: %v", id, st.Backend, err))
+			return
+		}
+	}
+	b.Status, b.At, b.LastError = Dispatched, w.stamp(), ""
+	sum.Dispatched = append(sum.Dispatched, fmt.Sprintf("%s -> %s", id, st.Backend))
+}
+
+// dispatch runs the workflow unless a run for the model is already in flight (a save that
+// failed after an earlier dispatch, or a concurrent watcher), retrying failures and
+// reading the runs again after each: a run that exists counts as dispatched.
+func (w *Watcher) dispatch(ctx context.Context, workflow, id, revision string) error {
+	if w.modelInFlight(ctx, workflow, id) {
+		return nil
+	}
+	var err error
+	for attempt := 1; attempt <= dispatchAttempts; attempt++ {
+		if err = w.Actions.Dispatch(ctx, workflow, id, revision); err == nil {
+			return nil
+		}
+		if attempt == dispatchAttempts {
+			break
+		}
+		if werr := w.sleep(ctx, recheckWait); werr != nil {
+			break
+		}
+		if w.modelInFlight(ctx, workflow, id) {
+			return nil
+		}
+		if werr := w.sleep(ctx, backoffStep*time.Duration(attempt+1)); werr != nil {
+			break
+		}
+	}
+	return fmt.Errorf("dispatching %s for %s failed: %w", workflow, id, err)
+}
+
+func (w *Watcher) sleep(ctx context.Context, d time.Duration) error {
+	if w.Sleep != nil {
+		return w.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
