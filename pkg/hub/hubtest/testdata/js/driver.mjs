@@ -6,6 +6,7 @@
 //       list them, check existence, read model info and the listing, download each back.
 //   {"mode":"download","paths":["a","b"]}   download files and report sha256 and size.
 //   {"mode":"upload","create":true,"files":[...]}  (create and) upload only: the benchmark.
+//   {"mode":"fetch"}   list every file (recursively), then download each: what the app does.
 //   {"mode":"download-to","files":[{"path":"in/repo","local":"/abs/dst"}]}  download each file
 //       to its local path, streamed: the benchmark.
 // The two benchmark modes print "vmhwm_kib=N" after the result: this process's own peak
@@ -103,6 +104,13 @@ async function conformance() {
 const modes = {
   conformance,
   download: () => download(cmd.paths),
+  fetch: async () => {
+    const paths = [];
+    for await (const f of listFiles({ ...auth, repo, recursive: true })) {
+      if (f.type === "file") paths.push(f.path);
+    }
+    return download(paths);
+  },
   upload: async () => {
     if (cmd.create) await createRepo({ ...auth, repo });
     return upload(cmd.files);
