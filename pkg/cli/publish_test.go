@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/experimentalmachines/exe-expo/pkg/report"
+)
+
+const publishRepo = "experimentalmachines/SmolLM2-360M-Instruct-ExecuTorch"
+
+// exportedWindow writes what an XNNPACK export of SmolLM2-360M-Instruct at 4k leaves in
+// its --out folder.
+func exportedWindow(t *testing.T, passed bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	pte := []byte("PTE\x00 fake program for the publish command")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "xnnpack"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "xnnpack", "SmolLM2-360M-Instruct-8da4w-4k.pte"), pte, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte("{}"), 0o644))
+	sum := sha256.Sum256(pte)
+	kv := int64(81920)
+	r := &report.Report{
+		Backend: "xnnpack", Target: "any arm64", OutputRepo: publishRepo, Tokenizer: "tokenizer.json",
+		Source:          report.Source{ID: "HuggingFaceTB/SmolLM2-360M-Instruct", SHA: "a10cc1512eab0000", Family: "llama", Variant: "instruct", License: report.License{License: "apache-2.0"}},
+		Toolchain:       map[string]string{"executorch": "1.4.0"},
+		Recipe:          map[string]any{"label": "8da4w-g32", "description": "test recipe."},
+		Window:          report.Window{Context: 4096, Reason: "requested window 4096", KVBytesPerToken: &kv, PhoneBudgetBytes: 5e9},
+		Files:           []report.File{{Path: "xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte", Bytes: int64(len(pte)), SHA256: hex.EncodeToString(sum[:])}},
+		StructuralCheck: []check.Result{{Kind: "structural", Backend: "xnnpack", Passed: passed, Problems: []string{}}},
+	}
+	require.NoError(t, report.Write(filepath.Join(dir, "xnnpack", "export-report-4k.json"), r))
+	return dir
+}
+
+func TestPublishCommand(t *testing.T) {
+	srv := hubtest.New(t)
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("HF_TOKEN", "hf_test")
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	t.Setenv("GITHUB_OUTPUT", "")
+	dir := exportedWindow(t, true)
+
+	code, out, errs := run(t, "publish", dir, "--dry-run")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, `would commit "xnnpack 4k: HuggingFaceTB/SmolLM2-360M-Instruct@a10cc1512eab" to `+publishRepo+" on a new repo")
+	assert.Contains(t, out, "add    xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte (0.00 GB, 41 bytes)")
+	assert.Contains(t, out, "+# SmolLM2-360M-Instruct for ExecuTorch")
+	assert.Empty(t, srv.Head(publishRepo), "a dry run creates nothing")
+
+	summary, output := filepath.Join(t.TempDir(), "summary.md"), filepath.Join(t.TempDir(), "output")
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
+	t.Setenv("GITHUB_OUTPUT", output)
+	code, out, errs = run(t, "publish", dir, "--backend", "xnnpack")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "xnnpack 4k: "+srv.URL+"/"+publishRepo+"/commit/")
+	assert.Contains(t, srv.Files(publishRepo, "main"), "xnnpack/config.json")
+	md, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	assert.Contains(t, string(md), "### XNNPACK (CPU): "+publishRepo)
+	assert.Contains(t, string(md), "| Window | 4,096 tokens (requested window 4096) |")
+	assert.Contains(t, string(md), "| Check | structure checked |")
+	gh, err := os.ReadFile(output)
+	require.NoError(t, err)
+	assert.Contains(t, string(gh), publishRepo)
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	t.Setenv("GITHUB_OUTPUT", "")
+
+	code, out, errs = run(t, "publish", dir)
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "already in "+publishRepo+", unchanged; no commit made")
+
+	code, out, _ = run(t, "publish", dir, "--dry-run")
+	require.Equal(t, ExitOK, code)
+	assert.Contains(t, out, "the model card is unchanged")
+}
+
+func TestPublishCommandRefusals(t *testing.T) {
+	srv := hubtest.New(t)
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("HF_TOKEN", "hf_test")
+	tests := []struct {
+		name string
+		args func(t *testing.T) []string
+		want string
+	}{
+		{"failed check", func(t *testing.T) []string { return []string{exportedWindow(t, false)} }, "did not pass its check"},
+		{"bad repo", func(t *testing.T) []string {
+			return []string{exportedWindow(t, true), "--repo", "experimentalmachines/SmolLM2-360M-Instruct-xnnpack"}
+		}, "breaks the app's naming rules: the repo name contains xnnpack"},
+		{"no reports", func(t *testing.T) []string { return []string{t.TempDir()} }, "holds no export report"},
+		{"other backend", func(t *testing.T) []string { return []string{exportedWindow(t, true), "--backend", "vulkan"} }, "holds no export report"},
+		{"missing folder", func(t *testing.T) []string { return []string{filepath.Join(t.TempDir(), "nope")} }, "nope"},
+		{"no folder", func(t *testing.T) []string { return nil }, "give exactly one REPORT_DIR"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := run(t, append([]string{"publish"}, tc.args(t)...)...)
+			assert.Equal(t, ExitFailed, code)
+			assert.Contains(t, errs, tc.want)
+			assert.Empty(t, srv.Head(publishRepo), "nothing published")
+		})
+	}
+}
