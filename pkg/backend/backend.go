@@ -147,9 +147,15 @@ type Actions struct {
 type Card struct {
 	// Verified is what the card's check column says of a file whose structure passed.
 	Verified string
-	// Note is a paragraph the card adds (licence terms of vendor binaries, side files);
-	// empty for none.
-	Note string
+	// Title is what the published cards call the backend, where it differs from Title.
+	Title string
+	// SideFiles introduces a window's files that are not programs (MediaTek's embedding
+	// table), which the card then lists; empty when the backend writes none.
+	SideFiles string
+	// Note is the paragraph the card's License section adds for the backend's files
+	// (licence terms of vendor binaries), from the toolchain of its newest report; nil for
+	// none.
+	Note func(toolchain map[string]string) string
 }
 
 var registry []*Backend

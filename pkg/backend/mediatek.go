@@ -80,10 +80,15 @@ var MediaTek = &Backend{
 	Weights: true,
 	Actions: Actions{RunnerArch: "x64", Axes: []string{"window", "soc"}},
 	Card: Card{
-		Verified: structureChecked,
-		Note: "The mtk/ folders hold model binaries compiled with the MediaTek NeuroPilot Express SDK from MediaTek Inc., " +
-			"used under MediaTek's license terms for that SDK. No MediaTek SDK or runtime library is included. They run on " +
-			"MediaTek's LLM runner from ExecuTorch (examples/mediatek/executor_runner) with the device's NeuroPilot runtime.",
+		Verified:  structureChecked,
+		Title:     "MediaTek NeuroPilot",
+		SideFiles: "MediaTek folders also hold the token embedding table the NeuroPilot runner reads from disk, shared by every window",
+		Note: func(tc map[string]string) string {
+			return fmt.Sprintf("The `mtk/` folders hold model binaries compiled with the MediaTek NeuroPilot Express SDK %s (mtk_converter %s, mtk_neuron %s) from MediaTek Inc., "+
+				"used under MediaTek's license terms for that SDK. No MediaTek SDK or runtime library is included. They run on "+
+				"MediaTek's LLM runner from ExecuTorch (`examples/mediatek/executor_runner`) with the device's NeuroPilot runtime.",
+				tc["neuropilot_sdk"], tc["mtk_converter"], tc["mtk_neuron"])
+		},
 	},
 }
 

@@ -56,7 +56,14 @@ var QNN = &Backend{
 		return !family.QNNMetaCheckpoint[family.QNNDecoders[src.ID]]
 	},
 	Actions: Actions{RunnerArch: "x64", Axes: []string{"window", "soc"}},
-	Card:    Card{Verified: structureChecked},
+	Card: Card{
+		Verified: structureChecked,
+		Note: func(tc map[string]string) string {
+			return fmt.Sprintf("The `qnn/` folders hold model binaries compiled with Qualcomm's QAIRT %s, used under the Qualcomm AI Stack License. "+
+				"No Qualcomm SDK or runtime library is included: they need the QNN runtime of that QAIRT release on the device "+
+				"(the app's `executorch-android-qnn` %s brings it as `qnn-runtime`).", tc["qairt"], tc["executorch"])
+		},
+	},
 }
 
 func qnnEstimate(cfg *config.Config, _ *model.Source, m sizing.Model, _ string, w int) (Size, error) {

@@ -115,11 +115,16 @@ func contains(xs []string, s string) bool {
 	return false
 }
 
+// title is what the card calls a report's backend.
 func title(r *report.Report) string {
-	if b := backend.ByName(r.Backend); b != nil {
-		return b.Title
+	b := backend.ByName(r.Backend)
+	switch {
+	case b == nil:
+		return r.Backend
+	case b.Card.Title != "":
+		return b.Card.Title
 	}
-	return r.Backend
+	return b.Title
 }
 
 // target is the Target column: any arm64, or the chip and its marketing name.
@@ -195,14 +200,19 @@ func files(b *strings.Builder, rs []placed) {
 	fmt.Fprintf(b, "Windows in this repo: %s. The window is fixed inside the file: the runtime allocates the whole KV cache at load, so pick the largest window the device can hold (`fits_phone_budget` in each folder's `config.json` is the estimate against a %s GB budget).\n\n",
 		spans(rs), strconv.FormatFloat(float64(rs[0].Report.Window.PhoneBudgetBytes)/1e9, 'f', -1, 64))
 	b.WriteString("| Backend | Target | File | Window | Size | Check |\n|---|---|---|---|---|---|\n")
-	var side []string
+	sides := map[string][]string{}
+	var intros []string
 	for _, p := range rs {
 		r := p.Report
 		i := 0
 		for _, f := range r.Files {
 			if !strings.HasSuffix(f.Path, ".pte") {
-				if !contains(side, f.Path) {
-					side = append(side, f.Path)
+				intro := sideIntro(r)
+				if !contains(intros, intro) {
+					intros = append(intros, intro)
+				}
+				if !contains(sides[intro], f.Path) {
+					sides[intro] = append(sides[intro], f.Path)
 				}
 				continue
 			}
@@ -212,17 +222,25 @@ func files(b *strings.Builder, rs []placed) {
 		}
 	}
 	b.WriteString("\n")
-	if len(side) > 0 {
-		links := make([]string, len(side))
-		for i, s := range side {
+	for _, intro := range intros {
+		links := make([]string, len(sides[intro]))
+		for i, s := range sides[intro] {
 			links[i] = fmt.Sprintf("[`%s`](%s)", s, s)
 		}
-		fmt.Fprintf(b, "Some folders also hold a side file the runner reads from disk, shared by every window: %s.\n\n", strings.Join(links, ", "))
+		fmt.Fprintf(b, "%s: %s.\n\n", intro, strings.Join(links, ", "))
 	}
 	if tk := rs[len(rs)-1].Report.Tokenizer; tk != "" {
 		fmt.Fprintf(b, "Tokenizer: [`%s`](%s), copied unchanged from the source repo. ", tk, tk)
 	}
 	b.WriteString("Each backend folder has a `config.json` listing every window as a variant with the metadata the `.pte` reports, and an `export-report-<window>.json` per window with the full export record.\n\n")
+}
+
+// sideIntro is the sentence that lists a backend's side files.
+func sideIntro(r *report.Report) string {
+	if b := backend.ByName(r.Backend); b != nil && b.Card.SideFiles != "" {
+		return b.Card.SideFiles
+	}
+	return title(r) + " folders also hold files shared by every window"
 }
 
 // verdict is the check column of the i-th program of r.
@@ -310,13 +328,19 @@ func license(b *strings.Builder, rs []placed) {
 		b.WriteString(" The upstream license files are included unchanged: " + strings.Join(names, ", ") + ".")
 	}
 	b.WriteString("\n")
-	var seen []string
-	for _, p := range rs {
+	var names []string
+	notes := map[string]string{}
+	for _, p := range rs { // rs is sorted by window: the newest toolchain of a backend wins
 		bk := backend.ByName(p.Report.Backend)
-		if bk == nil || bk.Card.Note == "" || contains(seen, bk.Name) {
+		if bk == nil || bk.Card.Note == nil {
 			continue
 		}
-		seen = append(seen, bk.Name)
-		fmt.Fprintf(b, "\n%s\n", bk.Card.Note)
+		if !contains(names, bk.Name) {
+			names = append(names, bk.Name)
+		}
+		notes[bk.Name] = bk.Card.Note(p.Report.Toolchain)
+	}
+	for _, n := range names {
+		fmt.Fprintf(b, "\n%s\n", notes[n])
 	}
 }
