@@ -1,0 +1,51 @@
+"""Stand-in for ExecuTorch's TextLLMRunner (extension/llm/runner, v1.4.0's signatures): it
+refuses to run unless the custom ops and quantized kernels were imported first and the
+generation config is the smoke run's, and replies as SMOKE_STANDIN says."""
+
+import json
+import os
+import sys
+
+NEEDED = ("executorch.extension.pybindings.portable_lib",
+          "executorch.extension.llm.custom_ops.custom_ops",
+          "executorch.kernels.quantized")
+
+
+class GenerationConfig:
+    def __init__(self, echo=True, max_new_tokens=-1, warming=False, seq_len=-1, temperature=0.8, num_bos=0, num_eos=0):
+        self.echo, self.max_new_tokens, self.temperature = echo, max_new_tokens, temperature
+        self.num_bos, self.num_eos = num_bos, num_eos
+
+
+class Stats:
+    def __init__(self, prompt_tokens, generated_tokens):
+        self.prompt_tokens, self.generated_tokens = prompt_tokens, generated_tokens
+
+    def to_json_string(self):
+        # the shape of stats_to_json_string: rates first, then counts and timestamps
+        return json.dumps({"prefill_token_per_sec": 250.0, "decode_token_per_sec": 20.0,
+                           "prompt_tokens": self.prompt_tokens, "generated_tokens": self.generated_tokens,
+                           "model_load_start_ms": 1, "model_load_end_ms": 2, "inference_start_ms": 3,
+                           "inference_end_ms": 4, "prompt_eval_end_ms": 3, "first_token_ms": 3,
+                           "aggregate_sampling_time_ms": 0, "SCALING_FACTOR_UNITS_PER_SECOND": 1000})
+
+
+class TextLLMRunner:
+    def __init__(self, model_path, tokenizer_path, data_path=None):
+        missing = [m for m in NEEDED if m not in sys.modules]
+        if missing:
+            raise RuntimeError("operators not registered: %s" % missing)
+        self.model_path = model_path
+
+    def generate(self, prompt, config, token_callback=None, stats_callback=None):
+        want = (False, 32, 0.0, 0, 0)
+        got = (config.echo, config.max_new_tokens, config.temperature, config.num_bos, config.num_eos)
+        if got != want:
+            raise RuntimeError("generation config %s, want %s" % (got, want))
+        mode = os.environ.get("SMOKE_STANDIN", "answer")
+        if mode == "raise":
+            raise RuntimeError("method forward failed")
+        pieces = {"answer": [" The", " capital", " is", " Paris", "."], "repeat": ["!"] * 32}[mode]
+        for p in pieces:
+            token_callback(p)
+        stats_callback(Stats(len(prompt.split()), len(pieces)))
