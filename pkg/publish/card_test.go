@@ -63,7 +63,9 @@ var seedModels = map[string]seedModel{
 		backends: []seedBackend{
 			{backend: "xnnpack", stem: "SmolLM2-360M-Instruct-fp32-", run: "37160993875", windows: windows5,
 				sizes: [][]int64{gbs(150), gbs(150), gbs(150), gbs(150), gbs(151)},
-				desc:  func(int) string { return fmt.Sprintf(xnnDesc, "fp32 weights and activations in every linear (not quantized)") }},
+				desc: func(int) string {
+					return fmt.Sprintf(xnnDesc, "fp32 weights and activations in every linear (not quantized)")
+				}},
 			{backend: "vulkan", stem: "SmolLM2-360M-Instruct-vulkan-8da4w-", run: "37157383005", windows: windows5,
 				sizes: [][]int64{gbs(32), gbs(33), gbs(33), gbs(35), gbs(38)},
 				desc:  func(int) string { return vulkanDesc }},
@@ -76,7 +78,9 @@ var seedModels = map[string]seedModel{
 		backends: []seedBackend{
 			{backend: "xnnpack", stem: "Qwen3-4B-8da4w-gptq-", run: "1", windows: windows5,
 				sizes: [][]int64{gbs(266), gbs(266), gbs(267), gbs(269), gbs(272)},
-				desc:  func(int) string { return fmt.Sprintf(xnnDesc, "8-bit dynamic activations and 4-bit weights in groups of 32") }},
+				desc: func(int) string {
+					return fmt.Sprintf(xnnDesc, "8-bit dynamic activations and 4-bit weights in groups of 32")
+				}},
 			{backend: "vulkan", stem: "Qwen3-4B-vulkan-8da4w-", run: "2", windows: windows5,
 				sizes: [][]int64{gbs(342), gbs(343), gbs(346), gbs(351), gbs(361)},
 				desc:  func(int) string { return vulkanDesc }},
