@@ -61,6 +61,9 @@ type Backend struct {
 	// tokenizer beside its files, keeps an fp32 KV cache (the report's per-token figure) and
 	// builds the causal masks the gate warns of.
 	LLM bool
+	// Smoke is true when ExecuTorch's text LLM runner on an x86 host runs its files, so they
+	// get a smoke run and the decision gate; the others (GPU, NPU) get the structural check.
+	Smoke bool
 	// Weights is true when the export reads the source's safetensors. WeightsFor, when set,
 	// decides it per model instead (QNN: Meta's original/ checkpoint for Llama 3.2, which
 	// its script takes by flag; the safetensors for the rest).

@@ -29,6 +29,7 @@ var XNNPACK = &Backend{
 	}},
 	Stages:  run.StagesXNNPACK,
 	LLM:     true,
+	Smoke:   true,
 	Weights: true,
 	Actions: Actions{RunnerArch: "arm64", Axes: []string{"window"}, GPTQ: true},
 	Card:    Card{Verified: "structure checked"},
