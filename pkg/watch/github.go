@@ -72,8 +72,21 @@ func (g *GitHub) Dispatch(ctx context.Context, workflow, modelID, revision strin
 	return apiError(err)
 }
 
-// apiError words a GitHub API failure as its status and message, without the request dump
-// go-github puts in its errors.
+// APIError is GitHub's answer to a failed call, worded without the request dump go-github
+// puts in its errors.
+type APIError struct {
+	Status  int
+	Message string
+}
+
+func (e *APIError) Error() string { return fmt.Sprintf("GitHub answered %d: %s", e.Status, e.Message) }
+
+// Permanent says whether asking again cannot help: GitHub refused the request itself
+// (a missing workflow or input, no permission) rather than failing to serve it.
+func (e *APIError) Permanent() bool {
+	return e.Status >= 400 && e.Status < 500 && e.Status != http.StatusTooManyRequests
+}
+
 func apiError(err error) error {
 	var er *github.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
@@ -81,7 +94,7 @@ func apiError(err error) error {
 		if msg == "" {
 			msg = http.StatusText(er.Response.StatusCode)
 		}
-		return fmt.Errorf("GitHub answered %d: %s", er.Response.StatusCode, msg)
+		return &APIError{Status: er.Response.StatusCode, Message: msg}
 	}
 	return err
 }

@@ -116,3 +116,8 @@ func (r *rig) dispatched() []string {
 	}
 	return out
 }
+
+// branch is a fresh state store on the local GitHub's state branch.
+func (r *rig) branch() *watch.BranchStore {
+	return &watch.BranchStore{GitHub: r.w.Actions.(*watch.GitHub), Branch: "state", Path: "seen.json"}
+}

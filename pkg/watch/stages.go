@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -127,7 +128,7 @@ func (w *Watcher) dispatch(ctx context.Context, workflow, id, revision string) e
 		if err = w.Actions.Dispatch(ctx, workflow, id, revision); err == nil {
 			return nil
 		}
-		if attempt == dispatchAttempts {
+		if attempt == dispatchAttempts || permanent(err) {
 			break
 		}
 		if werr := w.sleep(ctx, recheckWait); werr != nil {
@@ -141,6 +142,12 @@ func (w *Watcher) dispatch(ctx context.Context, workflow, id, revision string) e
 		}
 	}
 	return fmt.Errorf("dispatching %s for %s failed: %w", workflow, id, err)
+}
+
+// permanent says whether err is a refusal that asking again cannot change.
+func permanent(err error) bool {
+	var p interface{ Permanent() bool }
+	return errors.As(err, &p) && p.Permanent()
 }
 
 func (w *Watcher) sleep(ctx context.Context, d time.Duration) error {

@@ -300,3 +300,16 @@ func TestEveryPageOfALargeOrg(t *testing.T) {
 	}
 	assert.Equal(t, 15, pages, "hubtest pages by 100")
 }
+
+func TestRefusedDispatchIsNotRetried(t *testing.T) {
+	r := newRig(t)
+	state := r.pass(nil, watch.Options{}).State
+	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
+	r.gh.FailDispatch(func(ghtest.Dispatch) (int, bool) { return 404, false })
+
+	sum := r.pass(state, watch.Options{})
+	assert.Len(t, r.gh.Dispatches(), 1, "a refusal is final for this run")
+	assert.Empty(t, r.sleeps)
+	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack: dispatching export-xnnpack.yml for Qwen/Qwen3-0.6B failed: GitHub answered 404: Not Found"}, sum.Failed)
+	assert.Equal(t, watch.Pending, state.Models["Qwen/Qwen3-0.6B"].Backends["xnnpack"].Status)
+}

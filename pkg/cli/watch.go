@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/source"
+	"github.com/experimentalmachines/exe-expo/pkg/watch"
+)
+
+func init() {
+	register(Command{
+		Name:    "watch",
+		Summary: "check the watched Hugging Face orgs for new models and dispatch their exports, one backend after the other",
+		Usage:   "--state FILE [--state-branch BRANCH] [--backfill ID,ID] [--dry-run] [--requeue] [--summary FILE] [--repo OWNER/NAME] [--ref BRANCH] [--config DIR]",
+		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
+			var r watchRequest
+			fs.StringVar(&r.state, "state", "", "the state file (seen.json): a local file, or its path on --state-branch")
+			fs.StringVar(&r.branch, "state-branch", "", "keep the state on this branch of the repository, read and written through the GitHub API (default: the local --state file)")
+			backfill := fs.String("backfill", "", "model ids to check and export even if seen or outside the org filter, separated by commas")
+			fs.BoolVar(&r.opts.DryRun, "dry-run", false, "report what would be dispatched, without dispatching or saving the state")
+			fs.BoolVar(&r.opts.Requeue, "requeue", false, "dispatch again every backend that was dispatched before")
+			fs.StringVar(&r.summary, "summary", "", "append the Markdown summary to this file (the job's $GITHUB_STEP_SUMMARY)")
+			fs.StringVar(&r.cfgDir, "config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
+			fs.StringVar(&r.repo, "repo", os.Getenv("GITHUB_REPOSITORY"), "the GitHub repository (owner/name) whose export workflows run ($GITHUB_REPOSITORY when set)")
+			fs.StringVar(&r.ref, "ref", envOr("GITHUB_REF_NAME", "main"), "the branch the export workflows are dispatched on ($GITHUB_REF_NAME when set)")
+			return func(env Env, args []string) int {
+				if len(args) != 0 {
+					fmt.Fprintf(env.Stderr, "watch: takes no arguments, not %q; models to export now go in --backfill\n", strings.Join(args, " "))
+					return ExitFailed
+				}
+				if r.state == "" {
+					fmt.Fprintln(env.Stderr, "watch: give --state FILE, the seen.json that remembers the models already checked")
+					return ExitFailed
+				}
+				r.opts.Backfill = splitIDs(*backfill)
+				for _, id := range r.opts.Backfill {
+					if !model.ValidID(id) {
+						fmt.Fprintf(env.Stderr, "watch: --backfill %q is not a Hugging Face model id (org/name)\n", id)
+						return ExitFailed
+					}
+				}
+				return runWatch(env, r)
+			}
+		},
+	})
+}
+
+// watchRequest is one watch command line.
+type watchRequest struct {
+	state, branch, summary, cfgDir, repo, ref string
+	opts                                      watch.Options
+}
+
+func splitIDs(s string) []string {
+	var out []string
+	for _, id := range strings.Split(s, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+func runWatch(env Env, r watchRequest) int {
+	maskTokens(env)
+	fail := func(err error) int {
+		fmt.Fprintf(env.Stderr, "watch: %v\n", err)
+		return ExitFailed
+	}
+	cfg, err := config.Load(r.cfgDir)
+	if err != nil {
+		return fail(err)
+	}
+	if r.repo == "" {
+		return fail(errors.New("give --repo OWNER/NAME (or set GITHUB_REPOSITORY): the repository whose export workflows are dispatched"))
+	}
+	gh, err := watch.NewGitHub(os.Getenv("GITHUB_API_URL"), r.repo, envOr("GH_TOKEN", os.Getenv("GITHUB_TOKEN")), r.ref)
+	if err != nil {
+		return fail(err)
+	}
+	var store watch.Store = watch.FileStore{Path: r.state}
+	if r.branch != "" {
+		store = &watch.BranchStore{GitHub: gh, Branch: r.branch, Path: r.state}
+	}
+	sum, err := watchPass(env.Ctx, cfg, gh, store, r.opts)
+	if err != nil {
+		return fail(err)
+	}
+	md := sum.Markdown()
+	fmt.Fprint(env.Stdout, md)
+	if r.summary != "" {
+		if err := appendFile(r.summary, md); err != nil {
+			return fail(err)
+		}
+	}
+	if !r.opts.DryRun {
+		if err := store.Save(env.Ctx, sum.State); err != nil {
+			if errors.Is(err, watch.ErrConflict) {
+				err = fmt.Errorf("%w; this run's dispatches are in flight, so the next run counts them and does not repeat them", err)
+			}
+			return fail(err)
+		}
+	}
+	if len(sum.Failed) > 0 {
+		fmt.Fprintf(env.Stderr, "watch: %d dispatch(es) failed; they stay pending and are retried next run\n", len(sum.Failed))
+		return ExitFailed
+	}
+	return ExitOK
+}
+
+// watchPass loads the state and runs the watcher once over the Hub and the repository's
+// export workflows, one stage per exportable backend in plan order.
+func watchPass(ctx context.Context, cfg *config.Config, gh *watch.GitHub, store watch.Store, opts watch.Options) (*watch.Summary, error) {
+	state, err := store.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	client := hub.New(hub.Options{UserAgent: "exe-expo"})
+	var stages []watch.Stage
+	for _, b := range backend.Exportable() {
+		// the generator writes one export workflow per exportable backend under this name
+		stages = append(stages, watch.Stage{Backend: b.Name, Workflow: "export-" + b.Name + ".yml"})
+	}
+	w := &watch.Watcher{
+		Config:   cfg,
+		Hub:      watch.HubSource{Client: client, Source: source.Hub{Client: client}},
+		Actions:  gh,
+		Stages:   stages,
+		Evaluate: func(src *model.Source) *family.Verdict { return backend.Evaluate(cfg, src) },
+	}
+	return w.Pass(ctx, state, opts)
+}
+
+func appendFile(path, text string) error {
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fileutil.Error("open the summary file", path, err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		_ = f.Close()
+		return fileutil.Error("write the summary file", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fileutil.Error("write the summary file", path, err)
+	}
+	return nil
+}
