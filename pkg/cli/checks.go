@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/drivers"
+	"github.com/experimentalmachines/exe-expo/pkg/gate"
+	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/verify"
+)
+
+func init() {
+	register(Command{
+		Name:    "smoke",
+		Summary: "check an export folder's files before publish: size against the estimate, and a smoke run where the x86 runner runs them",
+		Usage:   "OUT [--backend B] [--source DIR] [--python P]",
+		Flags:   smokeFlags,
+	})
+	register(Command{
+		Name:    "gate",
+		Summary: "grade an export folder's files against their fp32 source on the decision gate's prompts",
+		Usage:   "OUT --source DIR [--backend B] [--reference gate.json] [--python P]",
+		Flags:   gateFlags,
+	})
+}
+
+// checkOpts are the flags smoke and gate share.
+type checkOpts struct {
+	backend, source, python, cfgDir string
+}
+
+func (o *checkOpts) flags(fs *flag.FlagSet, sourceHelp string) {
+	fs.StringVar(&o.backend, "backend", "", "check only this backend's reports")
+	fs.StringVar(&o.source, "source", "", sourceHelp)
+	fs.StringVar(&o.python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with ExecuTorch 1.4.0 (and transformers) installed ($EXE_EXPO_PYTHON)")
+	fs.StringVar(&o.cfgDir, "config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
+}
+
+func smokeFlags(fs *flag.FlagSet) func(Env, []string) int {
+	var o checkOpts
+	o.flags(fs, "the source model folder, whose chat template renders the prompt (default: a completion prompt, recorded)")
+	return func(env Env, args []string) int {
+		if len(args) != 1 {
+			fmt.Fprintln(env.Stderr, "smoke: give exactly one OUT folder, as export wrote it")
+			return ExitFailed
+		}
+		return eachReport(env, "smoke", args[0], o.backend, func(path string) (*report.Report, error) {
+			return verify.Smoke(env.Ctx, drivers.Runner{Python: o.python, Log: env.Stderr}, args[0], o.source, path)
+		})
+	}
+}
+
+func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
+	var o checkOpts
+	o.flags(fs, "the fp32 source model folder (weights and chat template; required)")
+	ref := fs.String("reference", "", "gate.json to grade against; made from --source when it does not exist (default: OUT/gate.json)")
+	return func(env Env, args []string) int {
+		if len(args) != 1 || o.source == "" {
+			fmt.Fprintln(env.Stderr, "gate: give exactly one OUT folder, and the fp32 source with --source")
+			return ExitFailed
+		}
+		g, err := loadGate(o)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "gate: %v\n", err)
+			return ExitFailed
+		}
+		if *ref == "" {
+			*ref = filepath.Join(args[0], "gate.json")
+		}
+		r := drivers.Runner{Python: o.python, Log: env.Stderr}
+		reference, err := g.Reference(env.Ctx, r, *ref)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "gate: %v\n", err)
+			return ExitFailed
+		}
+		return eachReport(env, "gate", args[0], o.backend, func(path string) (*report.Report, error) {
+			return g.Measure(env.Ctx, r, args[0], path, reference)
+		})
+	}
+}
+
+// loadGate reads the gate's rows from config and its prompt file.
+func loadGate(o checkOpts) (verify.Gate, error) {
+	cfg, err := config.Load(o.cfgDir)
+	if err != nil {
+		return verify.Gate{}, err
+	}
+	p, id, err := gate.LoadPrompt(cfg.Gate.PromptFile)
+	if err != nil {
+		return verify.Gate{}, err
+	}
+	return verify.Gate{Rows: gate.RowsFrom(cfg.Gate), Prompt: p, PromptID: id, Source: o.source}, nil
+}
+
+// eachReport runs check on every report under out, prints each report's verdicts and adds
+// them to the step summary: exit 0 when nothing blocks publishing, 2 otherwise.
+func eachReport(env Env, name, out, backend string, check func(path string) (*report.Report, error)) int {
+	paths, err := verify.Reports(out, backend)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+		return ExitFailed
+	}
+	status := ExitOK
+	var md strings.Builder
+	for _, path := range paths {
+		rep, err := check(path)
+		if err != nil {
+			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
+			return ExitFailed
+		}
+		lines := verify.Summary(path, rep)
+		fmt.Fprintln(env.Stdout, strings.Join(lines, "\n"))
+		md.WriteString("- " + lines[0] + "\n")
+		for _, l := range lines[1:] {
+			md.WriteString("  - " + strings.TrimSpace(l) + "\n")
+		}
+		if len(rep.Blockers()) > 0 {
+			status = ExitFailed
+		}
+	}
+	stepSummary(env, "### "+name+"\n\n"+md.String())
+	return status
+}

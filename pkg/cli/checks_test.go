@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/report"
+)
+
+// checkFolder is an export folder with one XNNPACK report whose file is size bytes against
+// an estimate of 1000.
+func checkFolder(t *testing.T, size int) (out, path string) {
+	t.Helper()
+	out = t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "xnnpack"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "xnnpack", "m.pte"), make([]byte, size), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "tokenizer.json"), []byte("{}"), 0o644))
+	path = filepath.Join(out, "xnnpack", report.Name("2k"))
+	require.NoError(t, report.Write(path, &report.Report{Backend: "xnnpack", Tokenizer: "tokenizer.json",
+		Source:    report.Source{TotalParams: 751_632_384},
+		Estimates: report.Estimates{PTEBytesEstimate: 1000},
+		Files:     []report.File{{Path: "xnnpack/m.pte", Bytes: int64(size)}}}))
+	return out, path
+}
+
+// TestSmokeCommand runs `exe-expo smoke` with the stand-in runner of pkg/drivers' tests:
+// exit 0 with the verdicts printed and recorded when the file answers and is as sized, 2
+// with the reason when it is not, and the step summary carries the reason.
+func TestSmokeCommand(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	standin, err := filepath.Abs(filepath.Join("..", "drivers", "testdata", "smoke_standin"))
+	require.NoError(t, err)
+	t.Setenv("PYTHONPATH", standin)
+	for _, tc := range []struct {
+		name, mode string
+		size, code int
+		out        []string
+	}{
+		{"passes", "answer", 1000, ExitOK, []string{"checked by smoke", "size check (xnnpack): passed", `smoke run: passed, 5 tokens: " The capital is Paris."`}},
+		{"unquantized linears", "answer", 4000, ExitFailed, []string{"not publishable: size check failed: the files are 4000 bytes, +300.0% off the sizing estimate of 1000 bytes"}},
+		{"runner fails", "raise", 1000, ExitFailed, []string{"not publishable: smoke test failed: runner error: RuntimeError: method forward failed"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SMOKE_STANDIN", tc.mode)
+			summary := filepath.Join(t.TempDir(), "summary.md")
+			t.Setenv("GITHUB_STEP_SUMMARY", summary)
+			out, path := checkFolder(t, tc.size)
+			code, stdout, stderr := run(t, "smoke", out, "--python", py)
+			assert.Equal(t, tc.code, code, stderr)
+			streamHas(t, "stdout", stdout, tc.out)
+			rep, err := report.Read(path)
+			require.NoError(t, err)
+			require.NotNil(t, rep.SizeCheck)
+			require.NotNil(t, rep.Smoke)
+			md, err := os.ReadFile(summary)
+			require.NoError(t, err)
+			assert.Contains(t, string(md), "### smoke")
+			if tc.code != ExitOK {
+				assert.Contains(t, string(md), "not publishable: "+rep.Blockers()[0])
+			}
+		})
+	}
+}
+
+func TestCheckCommandsRefuse(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		errs []string
+	}{
+		{"smoke without OUT", []string{"smoke"}, []string{"smoke: give exactly one OUT folder"}},
+		{"smoke on an empty folder", []string{"smoke", empty}, []string{"smoke: " + empty + " holds no export report (*/export-report-*.json)"}},
+		{"gate without source", []string{"gate", empty}, []string{"gate: give exactly one OUT folder, and the fp32 source with --source"}},
+		{"gate with a missing config folder", []string{"gate", empty, "--source", empty, "--config", filepath.Join(empty, "none")}, []string{"gate: ", "pipeline.yaml"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errs := run(t, tc.args...)
+			assert.Equal(t, ExitFailed, code)
+			streamHas(t, "stderr", errs, tc.errs)
+		})
+	}
+}
