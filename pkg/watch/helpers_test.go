@@ -2,6 +2,7 @@ package watch_test
 
 import (
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,10 @@ type rig struct {
 	cfg    *config.Config
 	now    time.Time
 	sleeps []time.Duration
+	// fetched lists the models the watcher read, in order
+	fetched []string
+	// lists counts the pages of model listings the Hub client asked for
+	lists *int
 	w      *watch.Watcher
 }
 
@@ -42,14 +47,16 @@ func newRig(t *testing.T) *rig {
 		now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)}
 	gh, err := watch.NewGitHub(r.gh.URL, "experimentalmachines/exe-expo", "token", "main")
 	require.NoError(t, err)
-	client := hub.New(hub.Options{Endpoint: r.hub.URL, NoEnvToken: true, RetryMax: -1})
+	transport := &listCounter{next: http.DefaultTransport}
+	r.lists = &transport.n
+	client := hub.New(hub.Options{Endpoint: r.hub.URL, NoEnvToken: true, RetryMax: -1, HTTPClient: &http.Client{Transport: transport}})
 	var stages []watch.Stage
 	for _, b := range backend.Exportable() {
 		stages = append(stages, watch.Stage{Backend: b.Name, Workflow: "export-" + b.Name + ".yml"})
 	}
 	r.w = &watch.Watcher{
 		Config:   cfg,
-		Hub:      watch.HubSource{Client: client, Source: source.Hub{Client: client}},
+		Hub:      recordingHub{Hub: watch.HubSource{Client: client, Source: source.Hub{Client: client}}, fetched: &r.fetched},
 		Actions:  gh,
 		Stages:   stages,
 		Evaluate: func(src *model.Source) *family.Verdict { return backend.Evaluate(cfg, src) },
@@ -95,15 +102,29 @@ func (r *rig) pass(state *watch.State, opts watch.Options) *watch.Summary {
 	return sum
 }
 
-// fetches counts the Hub requests that read a model's metadata or files (not listings).
-func (r *rig) fetches() int {
-	n := 0
-	for _, q := range r.hub.Requests() {
-		if !strings.HasPrefix(q.Path, "/api/models?") {
-			n++
-		}
+// listCounter counts model-listing requests as the client sends them.
+type listCounter struct {
+	next http.RoundTripper
+	n    int
+}
+
+func (c *listCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Path == "/api/models" {
+		c.n++
 	}
-	return n
+	return c.next.RoundTrip(req)
+}
+
+// recordingHub notes every model the watcher reads, so that a test can tell what was read
+// without depending on when the Hub's request log is written.
+type recordingHub struct {
+	watch.Hub
+	fetched *[]string
+}
+
+func (h recordingHub) Fetch(ctx context.Context, id, revision string) (*model.Source, error) {
+	*h.fetched = append(*h.fetched, id)
+	return h.Hub.Fetch(ctx, id, revision)
 }
 
 // dispatched lists "<workflow> <model>@<revision>" for each dispatch GitHub accepted.

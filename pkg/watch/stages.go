@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // inFlightStatuses are the run statuses that hold a stage open.
@@ -164,9 +165,13 @@ func (w *Watcher) sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// clip cuts s to at most n bytes without splitting a character.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

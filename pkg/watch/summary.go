@@ -12,14 +12,18 @@ func (s *Summary) Markdown() string {
 	var b strings.Builder
 	b.WriteString("### Hugging Face watcher\n\n")
 	if s.DryRun {
-		b.WriteString("Dry run: nothing was dispatched and the state was not saved; the lists say what would have been.\n\n")
+		b.WriteString("Dry run: nothing was dispatched and the state was not saved.\n\n")
 	}
 	if s.Seeded > 0 {
 		fmt.Fprintf(&b, "First run: recorded %d existing models from the watched orgs without exporting them. Export any of them with the backfill input.\n\n", s.Seeded)
 	}
 	checked := append(append([]string{}, s.New...), s.Backfilled...)
 	sort.Strings(checked)
-	fmt.Fprintf(&b, "Checked %d model(s); dispatched %d export run(s)", len(checked), len(s.Dispatched))
+	verb, list := "dispatched", "Dispatched:"
+	if s.DryRun {
+		verb, list = "would dispatch", "Would dispatch:"
+	}
+	fmt.Fprintf(&b, "Checked %d model(s); %s %d export run(s)", len(checked), verb, len(s.Dispatched))
 	if s.Stage != "" {
 		fmt.Fprintf(&b, " (stage: %s)", s.Stage)
 	}
@@ -38,7 +42,7 @@ func (s *Summary) Markdown() string {
 		}
 	}
 	if len(s.Dispatched) > 0 {
-		b.WriteString("\nDispatched:\n\n")
+		fmt.Fprintf(&b, "\n%s\n\n", list)
 		for _, d := range s.Dispatched {
 			fmt.Fprintf(&b, "- %s\n", d)
 		}
