@@ -34,7 +34,7 @@ type rig struct {
 	fetched []string
 	// lists counts the pages of model listings the Hub client asked for
 	lists *int
-	w      *watch.Watcher
+	w     *watch.Watcher
 }
 
 func newRig(t *testing.T) *rig {
