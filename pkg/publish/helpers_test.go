@@ -37,6 +37,7 @@ type win struct {
 	backend, chip string
 	window        int
 	seed          uint64
+	gptq          bool // XNNPACK's GPTQ file name
 }
 
 func (w win) folder() string {
@@ -57,6 +58,9 @@ func (w win) names() []string {
 		return []string{stem + "-vulkan-8da4w-" + l + ".pte"}
 	case "mediatek":
 		return []string{stem + "-neuropilot-a16w8-" + l + "-chunk1of2.pte", stem + "-neuropilot-a16w8-" + l + "-chunk2of2.pte", stem + "-neuropilot-embedding-fp32.bin"}
+	}
+	if w.gptq {
+		return []string{stem + "-8da4w-gptq-" + l + ".pte"}
 	}
 	return []string{stem + "-8da4w-" + l + ".pte"}
 }

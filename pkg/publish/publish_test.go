@@ -120,6 +120,25 @@ func TestReexportReplacesOnlyItsWindow(t *testing.T) {
 	assert.Nil(t, v.FitsPhoneBudget, "no phone budget figure for an NPU file")
 }
 
+// TestRenamedFileOfAWindowIsDeleted re-exports the 4k window under another quantization
+// name: the old 4k file goes, the 2k window stays.
+func TestRenamedFileOfAWindowIsDeleted(t *testing.T) {
+	srv, c := newHub(t)
+	ctx := context.Background()
+	a, b, d := t.TempDir(), t.TempDir(), t.TempDir()
+	for dir, w := range map[string]win{a: {backend: "xnnpack", window: 2048, seed: 1}, b: {backend: "xnnpack", window: 4096, seed: 2}} {
+		_, err := publishDir(ctx, c, dir, writeWindow(t, dir, w))
+		require.NoError(t, err)
+	}
+	_, err := publishDir(ctx, c, d, writeWindow(t, d, win{backend: "xnnpack", window: 4096, seed: 3, gptq: true}))
+	require.NoError(t, err)
+	st := readRepo(t, srv, testRepo)
+	checkConsistent(t, st)
+	assert.Equal(t, []string{".gitattributes", "LICENSE", "README.md", "tokenizer.json",
+		"xnnpack/SmolLM2-360M-Instruct-8da4w-2k.pte", "xnnpack/SmolLM2-360M-Instruct-8da4w-gptq-4k.pte",
+		"xnnpack/config.json", "xnnpack/export-report-2k.json", "xnnpack/export-report-4k.json"}, fileList(st))
+}
+
 func TestFiveWindowsPublishedConcurrently(t *testing.T) {
 	srv, c := newHub(t)
 	ctx := context.Background()
@@ -134,7 +153,7 @@ func TestFiveWindowsPublishedConcurrently(t *testing.T) {
 		d := t.TempDir()
 		jobs = append(jobs, job{d, writeWindow(t, d, w)})
 	}
-	// Every publisher reads the head before any commits: each but the first must rebuild.
+	// Publishers that read the head before another one commits get a 412 and rebuild.
 	errs := make([]error, len(jobs))
 	var wg sync.WaitGroup
 	for i, j := range jobs {
