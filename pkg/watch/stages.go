@@ -24,22 +24,26 @@ const (
 )
 
 // stages dispatches the first stage that has work or still has runs in flight, spending
-// one budget shared by every stage; later stages wait for a later run.
+// one budget shared by every stage; later stages wait for a later run. Each stage's runs
+// are listed once, and again only after a failed dispatch, to spare the API's rate limit.
 func (w *Watcher) stages(ctx context.Context, state *State, sum *Summary, dispatch bool) error {
 	budget := w.Config.Watch.MaxDispatchPerRun
 	for _, st := range w.Stages {
 		queue := queueFor(state, st.Backend)
-		if len(queue) == 0 {
-			if !dispatch {
-				continue
+		if len(queue) == 0 && !dispatch {
+			continue
+		}
+		var runs []Run
+		if dispatch {
+			var err error
+			// with work queued, an unreadable list counts as no run in flight: a failed
+			// dispatch reads it again
+			if runs, err = w.Actions.InFlight(ctx, st.Workflow); err != nil && len(queue) == 0 {
+				return fmt.Errorf("could not tell whether %s has runs in flight: %w", st.Workflow, err)
 			}
-			busy, err := w.stageBusy(ctx, st.Workflow)
-			if err != nil {
-				return err
-			}
-			if !busy {
-				continue
-			}
+		}
+		if len(queue) == 0 && !stageBusy(runs) {
+			continue
 		}
 		sum.Stage = st.Backend
 		for _, id := range queue {
@@ -47,7 +51,7 @@ func (w *Watcher) stages(ctx context.Context, state *State, sum *Summary, dispat
 				break
 			}
 			budget--
-			w.dispatchOne(ctx, state, sum, st, id, dispatch)
+			w.dispatchOne(ctx, state, sum, st, id, dispatch, runs)
 		}
 		return nil
 	}
@@ -72,28 +76,20 @@ func queueFor(state *State, backend string) []string {
 	return ids
 }
 
-// stageBusy says whether the workflow has a run in flight. Runs titled without "@" are
-// ghosts (a run named after the bare workflow) and do not hold a stage.
-func (w *Watcher) stageBusy(ctx context.Context, workflow string) (bool, error) {
-	runs, err := w.Actions.InFlight(ctx, workflow)
-	if err != nil {
-		return false, fmt.Errorf("could not tell whether %s has runs in flight: %w", workflow, err)
-	}
+// stageBusy says whether any run holds the stage. Runs titled without "@" are ghosts (a
+// run named after the bare workflow) and do not hold a stage.
+func stageBusy(runs []Run) bool {
 	for _, r := range runs {
 		if inFlightStatuses[r.Status] && strings.Contains(r.Title, "@") {
-			return true, nil
+			return true
 		}
 	}
-	return false, nil
+	return false
 }
 
-// modelInFlight says whether a run for the model is already in flight (run names are
-// "<BACKEND>: <model>@<revision>"); an unreadable list counts as none.
-func (w *Watcher) modelInFlight(ctx context.Context, workflow, id string) bool {
-	runs, err := w.Actions.InFlight(ctx, workflow)
-	if err != nil {
-		return false
-	}
+// modelInFlight says whether one of runs is the model's (run names are
+// "<BACKEND>: <model>@<revision>").
+func modelInFlight(runs []Run, id string) bool {
 	for _, r := range runs {
 		if inFlightStatuses[r.Status] && strings.Contains(r.Title, " "+id+"@") {
 			return true
@@ -103,11 +99,11 @@ func (w *Watcher) modelInFlight(ctx context.Context, workflow, id string) bool {
 }
 
 // dispatchOne starts one model's export and records the outcome.
-func (w *Watcher) dispatchOne(ctx context.Context, state *State, sum *Summary, st Stage, id string, dispatch bool) {
+func (w *Watcher) dispatchOne(ctx context.Context, state *State, sum *Summary, st Stage, id string, dispatch bool, runs []Run) {
 	e := state.Models[id]
 	b := e.Backends[st.Backend]
 	if dispatch {
-		if err := w.dispatch(ctx, st.Workflow, id, e.SHA); err != nil {
+		if err := w.dispatch(ctx, st.Workflow, id, e.SHA, runs); err != nil {
 			b.LastError = clip(fmt.Sprintf("%s: %v", w.stamp(), err), maxError)
 			sum.Failed = append(sum.Failed, fmt.Sprintf("%s -> %s: %v", id, st.Backend, err))
 			return
@@ -120,8 +116,8 @@ func (w *Watcher) dispatchOne(ctx context.Context, state *State, sum *Summary, s
 // dispatch runs the workflow unless a run for the model is already in flight (a save that
 // failed after an earlier dispatch, or a concurrent watcher), retrying failures and
 // reading the runs again after each: a run that exists counts as dispatched.
-func (w *Watcher) dispatch(ctx context.Context, workflow, id, revision string) error {
-	if w.modelInFlight(ctx, workflow, id) {
+func (w *Watcher) dispatch(ctx context.Context, workflow, id, revision string, runs []Run) error {
+	if modelInFlight(runs, id) {
 		return nil
 	}
 	var err error
@@ -135,7 +131,7 @@ func (w *Watcher) dispatch(ctx context.Context, workflow, id, revision string) e
 		if werr := w.sleep(ctx, recheckWait); werr != nil {
 			break
 		}
-		if w.modelInFlight(ctx, workflow, id) {
+		if runs, lerr := w.Actions.InFlight(ctx, workflow); lerr == nil && modelInFlight(runs, id) {
 			return nil
 		}
 		if werr := w.sleep(ctx, backoffStep*time.Duration(attempt+1)); werr != nil {

@@ -305,3 +305,14 @@ func TestRefusedDispatchIsNotRetried(t *testing.T) {
 	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack: dispatching export-xnnpack.yml for Qwen/Qwen3-0.6B failed: GitHub answered 404: Not Found"}, sum.Failed)
 	assert.Equal(t, watch.Pending, state.Models["Qwen/Qwen3-0.6B"].Backends["xnnpack"].Status)
 }
+
+func TestUnreadableRunsDoNotStopQueuedWork(t *testing.T) {
+	r := newRig(t)
+	state := r.pass(nil, watch.Options{}).State
+	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
+	r.gh.FailRuns("export-xnnpack.yml", 500)
+
+	sum := r.pass(state, watch.Options{})
+	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched, "with work queued, an unreadable run list counts as none in flight")
+	assert.Len(t, r.gh.Dispatches(), 1)
+}
