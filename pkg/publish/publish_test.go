@@ -8,9 +8,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 )
 
 func fileList(st repoState) []string {
@@ -231,4 +235,25 @@ func editReport(t *testing.T, rp string, edit func(map[string]any)) {
 	out, err := json.MarshalIndent(m, "", "  ")
 	require.NoError(t, err)
 	writeFile(t, rp, out)
+}
+
+// TestRaceLostEveryTimeGivesUp answers every commit with the Hub's 412: publish re-reads
+// and rebuilds DefaultAttempts times, pausing between (on a fake clock), then stops
+// without having written anything.
+func TestRaceLostEveryTimeGivesUp(t *testing.T) {
+	srv, c := newHub(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	w, err := Load(dir, writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1}), "")
+	require.NoError(t, err)
+	srv.MustAddModel(t, testRepo, map[string][]byte{"README.md": []byte("old card\n")})
+	head := srv.Head(testRepo)
+	f := srv.Inject(hubtest.Fault{Method: "POST", PathContains: "/commit/", Status: 412, Times: -1})
+	var waits []time.Duration
+	_, err = Publish(ctx, w, Options{Client: c, Wait: func(n int) time.Duration { waits = append(waits, hub.RetryWait(n)); return 0 }})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "gave up after 6 attempts")
+	assert.Equal(t, DefaultAttempts, f.Hits())
+	assert.Equal(t, []time.Duration{5 * time.Second, 10 * time.Second, 15 * time.Second, 20 * time.Second, 25 * time.Second}, waits)
+	assert.Equal(t, head, srv.Head(testRepo))
 }
