@@ -63,7 +63,7 @@ func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
 			fmt.Fprintln(env.Stderr, "gate: give exactly one OUT folder, and the fp32 source with --source")
 			return ExitFailed
 		}
-		g, err := loadGate(o)
+		g, _, err := loadGate(o)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "gate: %v\n", err)
 			return ExitFailed
@@ -84,16 +84,16 @@ func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
 }
 
 // loadGate reads the gate's rows from config and its prompt file.
-func loadGate(o checkOpts) (verify.Gate, error) {
+func loadGate(o checkOpts) (verify.Gate, *config.Config, error) {
 	cfg, err := config.Load(o.cfgDir)
 	if err != nil {
-		return verify.Gate{}, err
+		return verify.Gate{}, nil, err
 	}
 	p, id, err := gate.LoadPrompt(cfg.Gate.PromptFile)
 	if err != nil {
-		return verify.Gate{}, err
+		return verify.Gate{}, nil, err
 	}
-	return verify.Gate{Rows: gate.RowsFrom(cfg.Gate), Prompt: p, PromptID: id, Source: o.source}, nil
+	return verify.Gate{Rows: gate.RowsFrom(cfg.Gate), Prompt: p, PromptID: id, Source: o.source}, cfg, nil
 }
 
 // eachReport runs check on every report under out, prints each report's verdicts and adds

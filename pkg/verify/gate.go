@@ -84,14 +84,23 @@ func (g Gate) Measure(ctx context.Context, r drivers.Runner, out, path string, r
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	rows, _, err := r.GateMeasure(ctx, g.probe("pte", filepath.Join(out, filepath.FromSlash(pte))), ref.Rows)
+	res, err := g.MeasureFile(ctx, r, filepath.Join(out, filepath.FromSlash(pte)), ref)
 	if err != nil {
-		return nil, fmt.Errorf("gate measure of %s: %w", pte, err)
-	}
-	res, err := gate.Score(g.Rows, ref, gate.Measured{Rows: rows, Prompt: g.PromptID})
-	if err != nil {
-		return nil, fmt.Errorf("gate of %s: %w", pte, err)
+		return nil, err
 	}
 	rep.Gate = &res
 	return rep, report.Write(path, rep)
+}
+
+// MeasureFile runs the export's program over the rows and grades it against ref.
+func (g Gate) MeasureFile(ctx context.Context, r drivers.Runner, pte string, ref gate.Reference) (gate.Result, error) {
+	rows, _, err := r.GateMeasure(ctx, g.probe("pte", pte), ref.Rows)
+	if err != nil {
+		return gate.Result{}, fmt.Errorf("gate measure of %s: %w", pte, err)
+	}
+	res, err := gate.Score(g.Rows, ref, gate.Measured{Rows: rows, Prompt: g.PromptID})
+	if err != nil {
+		return gate.Result{}, fmt.Errorf("gate of %s: %w", pte, err)
+	}
+	return res, nil
 }
