@@ -316,3 +316,17 @@ func TestUnreadableRunsDoNotStopQueuedWork(t *testing.T) {
 	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched, "with work queued, an unreadable run list counts as none in flight")
 	assert.Len(t, r.gh.Dispatches(), 1)
 }
+
+func TestRunInFlightOnALaterPage(t *testing.T) {
+	r := newRig(t)
+	state := r.pass(nil, watch.Options{}).State
+	sha := r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
+	for i := range 150 {
+		r.gh.AddRun(ghtest.Run{Workflow: "export-xnnpack.yml", Title: fmt.Sprintf("XNNPACK (CPU): Other/m-%d@abc", i), Status: "queued"})
+	}
+	r.gh.AddRun(ghtest.Run{Workflow: "export-xnnpack.yml", Title: "XNNPACK (CPU): Qwen/Qwen3-0.6B@" + sha, Status: "queued"})
+
+	sum := r.pass(state, watch.Options{})
+	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched)
+	assert.Empty(t, r.gh.Dispatches(), "the model's run, on the second page of runs, counts as dispatched")
+}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -240,7 +241,22 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 			runs = append(runs, map[string]any{"id": i + 1, "name": file, "display_title": run.Title, "status": run.Status})
 		}
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(runs), "workflow_runs": runs})
+	perPage, page := atoiOr(r.URL.Query().Get("per_page"), 30), atoiOr(r.URL.Query().Get("page"), 1)
+	total := len(runs)
+	from, to := min((page-1)*perPage, total), min(page*perPage, total)
+	if to < total {
+		q := r.URL.Query()
+		q.Set("page", strconv.Itoa(page+1))
+		w.Header().Set("Link", fmt.Sprintf(`<%s%s?%s>; rel="next"`, "http://"+r.Host, r.URL.Path, q.Encode()))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"total_count": total, "workflow_runs": runs[from:to]})
+}
+
+func atoiOr(s string, def int) int {
+	if n, err := strconv.Atoi(s); err == nil && n > 0 {
+		return n
+	}
+	return def
 }
 
 func (s *Server) getRef(w http.ResponseWriter, r *http.Request) {
