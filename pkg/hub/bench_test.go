@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
@@ -353,4 +355,27 @@ func envOr(k, def string) string {
 		return v
 	}
 	return def
+}
+
+// TestBenchRow: a cell's row gives the minimum and the median of each measure, whatever the
+// order of its runs, and the throughput at the median wall time.
+func TestBenchRow(t *testing.T) {
+	tests := []struct {
+		name    string
+		samples []sample
+		want    string
+	}{
+		{"three runs out of order", []sample{
+			{wall: 3, cpu: 1.5, load: 2, hwmKiB: 12 << 10},
+			{wall: 1, cpu: 0.5, load: 1, hwmKiB: 10 << 10},
+			{wall: 2, cpu: 2.5, load: 3, hwmKiB: 11 << 10},
+		}, "| upload | go | 64 MiB | 3 | 1.00 / 2.00 | 33.6 | 0.50 / 1.50 | 10.0 / 11.0 | 2.0, 1.0, 3.0 | abc |"},
+		{"one run", []sample{{wall: 4, cpu: 1, load: 0.5, hwmKiB: 1536}},
+			"| upload | go | 64 MiB | 1 | 4.00 / 4.00 | 16.8 | 1.00 / 1.00 | 1.5 / 1.5 | 0.5 | abc |"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, row(cell{op: "upload", client: "go"}, 64, tc.samples, "abc"))
+		})
+	}
 }
