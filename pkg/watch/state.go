@@ -32,7 +32,8 @@ type State struct {
 	Version  int               `json:"version"`
 }
 
-// Entry is one model's record; Backends holds each backend's stage.
+// Entry is one model's record; Backends holds each backend's stage, so that a later run
+// knows which stage the model has reached.
 type Entry struct {
 	Attempts  int                      `json:"attempts,omitempty"`
 	Backends  map[string]*BackendState `json:"backends,omitempty"`

@@ -21,14 +21,16 @@ const MaxAttempts = 5
 // maxError bounds a stored dispatch error so that one noisy failure cannot bloat the state.
 const maxError = 400
 
-// Listed is one repo of a watched org as the listing gives it.
+// Listed is one repo of a watched org as the listing gives it: enough to seed it without
+// reading the repo.
 type Listed struct {
 	ID        string
 	SHA       string
 	CreatedAt time.Time
 }
 
-// Stage is one backend's export workflow; stages run in the order given.
+// Stage is one backend's export workflow. Stages run in the order given, one at a time, so
+// that every new model gets its CPU export before any runner is spent on the NPUs.
 type Stage struct {
 	Backend  string
 	Workflow string
@@ -41,13 +43,15 @@ type Hub interface {
 	Fetch(ctx context.Context, id, revision string) (*model.Source, error)
 }
 
-// Run is a workflow run as the busy check reads it.
+// Run is a workflow run as the busy check reads it: the title names the model, which is how
+// a run already in flight is told from one that must be dispatched.
 type Run struct {
 	Title  string
 	Status string
 }
 
-// Actions is what the watcher needs of GitHub Actions.
+// Actions is what the watcher needs of GitHub Actions; an interface so that a pass can be
+// driven against a local GitHub.
 type Actions interface {
 	// InFlight lists the workflow's runs that are queued, waiting or in progress.
 	InFlight(ctx context.Context, workflow string) ([]Run, error)
@@ -55,7 +59,8 @@ type Actions interface {
 	Dispatch(ctx context.Context, workflow, modelID, revision string) error
 }
 
-// Watcher holds one pass's settings and collaborators.
+// Watcher holds one pass's settings and collaborators; Evaluate is passed in so that this
+// package holds no backend's rules.
 type Watcher struct {
 	Config   *config.Config
 	Hub      Hub
@@ -67,7 +72,7 @@ type Watcher struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 }
 
-// Options are one run's command-line choices.
+// Options are one run's command-line choices (the workflow's dispatch inputs).
 type Options struct {
 	Backfill []string
 	DryRun   bool
