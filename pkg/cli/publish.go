@@ -4,23 +4,26 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/publish"
+	"github.com/experimentalmachines/exe-expo/pkg/release"
 )
 
 func init() {
 	register(Command{
 		Name:    "publish",
 		Summary: "publish exported windows to the model's Hugging Face repo (one commit per window)",
-		Usage:   "REPORT_DIR [--backend " + strings.Join(backend.NamesOf(backend.Exportable()), "|") + "] [--context N] [--repo ORG/NAME] [--dry-run]",
+		Usage:   "REPORT_DIR [--backend " + strings.Join(backend.NamesOf(backend.Exportable()), "|") + "] [--context N] [--repo ORG/NAME] [--dry-run] [--release]",
 		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
 			backendName := fs.String("backend", "", "publish only this backend's reports (default: every report in REPORT_DIR)")
 			window := fs.Int("context", 0, "publish only this window, in tokens (default: every window in REPORT_DIR)")
 			repo := fs.String("repo", "", "Hub repo to publish to (default: each report's output_repo)")
 			dry := fs.Bool("dry-run", false, "print the commit each window would make (files, sizes, the model card's diff) and write nothing")
+			rel := fs.Bool("release", false, "also make each window a GitHub release of $GITHUB_REPOSITORY (token: $GH_TOKEN), files over 2 GiB linked on the Hub")
 			return func(env Env, args []string) int {
 				if len(args) != 1 {
 					fmt.Fprintln(env.Stderr, "publish: give exactly one REPORT_DIR: the export's --out folder")
@@ -30,24 +33,36 @@ func init() {
 					fmt.Fprintf(env.Stderr, "publish: unknown backend %q for --backend (%s)\n", *backendName, strings.Join(backend.Names(), ", "))
 					return ExitFailed
 				}
+				if *dry && *rel {
+					fmt.Fprintln(env.Stderr, "publish: --dry-run writes nothing, so it takes no --release")
+					return ExitFailed
+				}
 				maskTokens(env)
-				return runPublish(env, args[0], *backendName, *window, *repo, *dry)
+				return runPublish(env, publishRun{dir: args[0], backend: *backendName, window: *window, repo: *repo, dry: *dry, release: *rel})
 			}
 		},
 	})
 }
 
+// publishRun is what the command line asked publish for.
+type publishRun struct {
+	dir, backend, repo string
+	window             int
+	dry, release       bool
+}
+
 // runPublish loads every window first, so a refusal of any stops the run before the Hub
-// is touched, then publishes them one commit each.
-func runPublish(env Env, dir, backendName string, window int, repo string, dry bool) int {
-	paths, err := publish.Find(dir, backendName, window)
+// is touched, then publishes them one commit each (and one release each with --release).
+func runPublish(env Env, o publishRun) int {
+	dir := o.dir
+	paths, err := publish.Find(dir, o.backend, o.window)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "publish: %v\n", err)
 		return ExitFailed
 	}
 	var wins []*publish.Window
 	for _, p := range paths {
-		w, err := publish.Load(dir, p, repo)
+		w, err := publish.Load(dir, p, o.repo)
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "publish: %v\n", err)
 			return ExitFailed
@@ -55,12 +70,19 @@ func runPublish(env Env, dir, backendName string, window int, repo string, dry b
 		wins = append(wins, w)
 	}
 	c := hub.New(hub.Options{UserAgent: "exe-expo"})
-	if !dry && !c.Authenticated() {
+	if !o.dry && !c.Authenticated() {
 		fmt.Fprintln(env.Stderr, "publish: no Hub token: set HF_TOKEN to a token that can write to the output repo")
 		return ExitFailed
 	}
+	var gh *release.Publisher
+	if o.release {
+		if gh, err = release.FromEnv(); err != nil {
+			fmt.Fprintf(env.Stderr, "publish: --release: %v\n", err)
+			return ExitFailed
+		}
+	}
 	for _, w := range wins {
-		if dry {
+		if o.dry {
 			p, err := publish.DryRun(env.Ctx, c, w)
 			if err != nil {
 				fmt.Fprintf(env.Stderr, "publish: %v\n", err)
@@ -79,10 +101,33 @@ func runPublish(env Env, dir, backendName string, window int, repo string, dry b
 		} else {
 			fmt.Fprintf(env.Stdout, "%s %s: %s\n", w.Folder, w.Label, res.URL)
 		}
+		if gh != nil {
+			if code := publishRelease(env, gh, dir, w); code != ExitOK {
+				return code
+			}
+		}
 		stepSummary(env, publish.Summary(w, res))
 		if os.Getenv("GITHUB_OUTPUT") != "" {
 			actionsFor(env).SetOutput("repo", w.Repo)
 		}
 	}
+	return ExitOK
+}
+
+// publishRelease makes the window's GitHub release, after its Hub commit.
+func publishRelease(env Env, gh *release.Publisher, dir string, w *publish.Window) int {
+	rel, err := release.ForReport(dir, filepath.Join(dir, filepath.FromSlash(w.ReportPath)))
+	if err == nil {
+		_, err = gh.Publish(env.Ctx, rel)
+	}
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "publish: the Hub has %s %s, but its GitHub release failed: %v\n", w.Folder, w.Label, err)
+		return ExitFailed
+	}
+	fmt.Fprintf(env.Stdout, "%s %s: GitHub release %s (%d assets", w.Folder, w.Label, rel.Tag, len(rel.Assets))
+	if n := len(rel.TooLarge); n > 0 {
+		fmt.Fprintf(env.Stdout, ", %d file(s) over 2 GiB linked on the Hub", n)
+	}
+	fmt.Fprintln(env.Stdout, ")")
 	return ExitOK
 }

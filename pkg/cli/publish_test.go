@@ -3,8 +3,12 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -100,6 +104,11 @@ func TestPublishCommandRefusals(t *testing.T) {
 		{"other backend", func(t *testing.T) []string { return []string{exportedWindow(t, true), "--backend", "vulkan"} }, "holds no export report"},
 		{"missing folder", func(t *testing.T) []string { return []string{filepath.Join(t.TempDir(), "nope")} }, "nope"},
 		{"no folder", func(t *testing.T) []string { return nil }, "give exactly one REPORT_DIR"},
+		{"release without a repository", func(t *testing.T) []string {
+			t.Setenv("GITHUB_REPOSITORY", "")
+			return []string{exportedWindow(t, true), "--release"}
+		}, "publish: --release: a GitHub release needs GITHUB_REPOSITORY set to owner/name"},
+		{"release in a dry run", func(t *testing.T) []string { return []string{exportedWindow(t, true), "--release", "--dry-run"} }, "takes no --release"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,4 +118,44 @@ func TestPublishCommandRefusals(t *testing.T) {
 			assert.Empty(t, srv.Head(publishRepo), "nothing published")
 		})
 	}
+}
+
+// TestPublishCommandRelease publishes a window to the Hub and as a GitHub release, on a
+// stand-in GitHub Enterprise API that records the calls.
+func TestPublishCommandRelease(t *testing.T) {
+	srv := hubtest.New(t)
+	var mu sync.Mutex
+	var calls []string
+	gh := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		calls = append(calls, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method == "GET" && strings.Contains(r.URL.Path, "/releases/tags/"):
+			w.WriteHeader(404)
+			_, _ = w.Write([]byte(`{"message":"Not Found"}`))
+		case r.Method == "POST" && r.URL.Path == "/api/v3/repos/o/r/releases":
+			w.WriteHeader(201)
+			_, _ = w.Write([]byte(`{"id":7,"tag_name":"t"}`))
+		case r.Method == "GET" && strings.HasSuffix(r.URL.Path, "/releases/7/assets"):
+			_, _ = w.Write([]byte(`[]`))
+		case r.Method == "POST" && strings.HasPrefix(r.URL.Path, "/api/uploads/repos/o/r/releases/7/assets"):
+			w.WriteHeader(201)
+			_, _ = w.Write([]byte(`{"id":1}`))
+		default:
+			w.WriteHeader(500)
+		}
+	}))
+	t.Cleanup(gh.Close)
+	for k, v := range map[string]string{"HF_ENDPOINT": srv.URL, "HF_TOKEN": "hf_test", "GITHUB_REPOSITORY": "o/r", "GH_TOKEN": "gh",
+		"GITHUB_API_URL": gh.URL + "/api/v3", "GITHUB_STEP_SUMMARY": "", "GITHUB_OUTPUT": ""} {
+		t.Setenv(k, v)
+	}
+	code, out, errs := run(t, "publish", exportedWindow(t, true), "--release")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "xnnpack 4k: GitHub release SmolLM2-360M-Instruct-xnnpack-4k-a10cc15 (3 assets)")
+	assert.Contains(t, calls, "POST /api/uploads/repos/o/r/releases/7/assets?name=SmolLM2-360M-Instruct-8da4w-4k.pte")
+	assert.Contains(t, calls, "POST /api/uploads/repos/o/r/releases/7/assets?name=tokenizer.json")
+	assert.Contains(t, calls, "POST /api/uploads/repos/o/r/releases/7/assets?name=export-report-4k.json")
 }

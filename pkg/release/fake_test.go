@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 
@@ -40,13 +41,18 @@ var (
 )
 
 func newFake(t *testing.T) (*fakeGitHub, *github.Client) {
-	f := &fakeGitHub{releases: map[int64]*github.RepositoryRelease{}, assets: map[int64][]*fakeAsset{}, nextID: 1}
-	srv := httptest.NewServer(f)
-	t.Cleanup(srv.Close)
+	f, srv := startFake(t)
 	gh := github.NewClient(nil).WithAuthToken("test-token")
 	u, _ := url.Parse(srv.URL + "/")
 	gh.BaseURL, gh.UploadURL = u, u
 	return f, gh
+}
+
+func startFake(t *testing.T) (*fakeGitHub, *httptest.Server) {
+	f := &fakeGitHub{releases: map[int64]*github.RepositoryRelease{}, assets: map[int64][]*fakeAsset{}, nextID: 1}
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	return f, srv
 }
 
 func (f *fakeGitHub) fail(answers ...func(w http.ResponseWriter)) {
@@ -65,7 +71,8 @@ func (f *fakeGitHub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		answer(w)
 		return
 	}
-	p := r.URL.Path
+	// A GitHub Enterprise Server serves the API under /api/v3 and uploads under /api/uploads.
+	p := strings.TrimPrefix(strings.TrimPrefix(r.URL.Path, "/api/v3"), "/api/uploads")
 	switch {
 	case r.Method == "GET" && tagPath.MatchString(p):
 		tag := tagPath.FindStringSubmatch(p)[1]
