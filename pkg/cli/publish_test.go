@@ -17,6 +17,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/smoke"
 )
 
 const publishRepo = "experimentalmachines/SmolLM2-360M-Instruct-ExecuTorch"
@@ -40,6 +41,7 @@ func exportedWindow(t *testing.T, passed bool) string {
 		Window:          report.Window{Context: 4096, Reason: "requested window 4096", KVBytesPerToken: &kv, PhoneBudgetBytes: 5e9},
 		Files:           []report.File{{Path: "xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte", Bytes: int64(len(pte)), SHA256: hex.EncodeToString(sum[:])}},
 		StructuralCheck: []check.Result{{Kind: "structural", Backend: "xnnpack", Passed: passed, Problems: []string{}}},
+		Smoke:           &smoke.Result{Kind: "smoke", Passed: true, Problems: []string{}, Reply: "Paris", Answered: true},
 	}
 	require.NoError(t, report.Write(filepath.Join(dir, "xnnpack", "export-report-4k.json"), r))
 	return dir
@@ -71,7 +73,7 @@ func TestPublishCommand(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "### XNNPACK (CPU): "+publishRepo)
 	assert.Contains(t, string(md), "| Window | 4,096 tokens (requested window 4096) |")
-	assert.Contains(t, string(md), "| Check | structure checked |")
+	assert.Contains(t, string(md), "| Check | passed (\"Paris\") |")
 	gh, err := os.ReadFile(output)
 	require.NoError(t, err)
 	assert.Contains(t, string(gh), publishRepo)

@@ -199,7 +199,7 @@ func files(b *strings.Builder, rs []placed) {
 	b.WriteString("## Files\n\n")
 	fmt.Fprintf(b, "Windows in this repo: %s. The window is fixed inside the file: the runtime allocates the whole KV cache at load, so pick the largest window the device can hold (`fits_phone_budget` in each folder's `config.json` is the estimate against a %s GB budget).\n\n",
 		spans(rs), strconv.FormatFloat(float64(rs[0].Report.Window.PhoneBudgetBytes)/1e9, 'f', -1, 64))
-	b.WriteString("| Backend | Target | File | Window | Size | Check |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| Backend | Target | File | Window | Size | Smoke test |\n|---|---|---|---|---|---|\n")
 	sides := map[string][]string{}
 	var intros []string
 	for _, p := range rs {
@@ -243,8 +243,22 @@ func sideIntro(r *report.Report) string {
 	return title(r) + " folders also hold files shared by every window"
 }
 
-// verdict is the check column of the i-th program of r.
+// verdict is the check column of the i-th program of r: the smoke run's when there was
+// one, else the structural check's.
 func verdict(r *report.Report, i int) string {
+	if s := r.Smoke; s != nil {
+		if !s.Passed {
+			return "failed"
+		}
+		v := "passed"
+		if s.Answered {
+			v += ` ("Paris")`
+		}
+		if s.TemplateError != "" {
+			v += " with a completion prompt (the chat template did not render)"
+		}
+		return v
+	}
 	if i >= len(r.StructuralCheck) {
 		return "not run"
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/smoke"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -113,6 +114,9 @@ func (m seedModel) reports() []placed {
 				kv := m.kvPerToken
 				r.Window.KVBytesPerToken = &kv
 			}
+			if b.backend == "xnnpack" {
+				r.Smoke = &smoke.Result{Passed: true, Reply: "Paris.", Answered: true}
+			}
 			for c, size := range b.sizes[i] {
 				file := b.stem + l + ".pte"
 				if len(b.sizes[i]) > 1 {
@@ -133,7 +137,7 @@ func (m seedModel) reports() []placed {
 // Patterns of the seed cards' content, in both of their forms (markdown source, and text
 // copied from the rendered page).
 var (
-	rowRe     = regexp.MustCompile("(XNNPACK \\(CPU\\)|Vulkan \\(GPU\\)|MediaTek NeuroPilot)(?: \\| )?(any arm64|MT\\d+ \\([^)]+\\))(?: \\| )?\\[?`([^`]+)`(?:\\]\\([^)]*\\))?(?: \\| )?([\\d,]+) tokens(?: \\| )?([\\d.]+ GB)")
+	rowRe     = regexp.MustCompile("(XNNPACK \\(CPU\\)|Vulkan \\(GPU\\)|MediaTek NeuroPilot)(?: \\| )?(any arm64|MT\\d+ \\([^)]+\\))(?: \\| )?\\[?`([^`]+)`(?:\\]\\([^)]*\\))?(?: \\| )?([\\d,]+) tokens(?: \\| )?([\\d.]+ GB)(?: \\| )?(passed \\(\"Paris\"\\)|structure checked \\(no host NPU runtime\\))")
 	memoryRe  = regexp.MustCompile(`(XNNPACK \(CPU\)|Vulkan \(GPU\)) at ([\d,]+) tokens: the KV cache costs ([\d,]+) bytes per token \(fp32\), ([\d,]+) bytes for the whole window`)
 	windowsRe = regexp.MustCompile(`Windows in this repo: ([^.]+)\.`)
 )

@@ -23,6 +23,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/smoke"
 )
 
 const (
@@ -80,6 +81,9 @@ func writeWindow(t testing.TB, dir string, w win) string {
 		Window:    report.Window{Context: w.window, Reason: "requested window", KVBytesPerToken: &kv, PhoneBudgetBytes: 5_000_000_000, FitsPhoneBudget: true},
 		Metadata:  pte.Metadata{"get_max_seq_len": float64(w.window)},
 		Run:       &report.Run{URL: "https://github.com/experimentalmachines/exe-expo/actions/runs/42", ID: "42"},
+	}
+	if w.backend == "xnnpack" { // the backend whose files the x86 runner runs
+		r.Smoke = &smoke.Result{Kind: "smoke", Passed: true, Problems: []string{}, Reply: "The capital of France is Paris.", Answered: true}
 	}
 	if w.chip != "" {
 		r.Target, r.TargetName, r.Window.KVBytesPerToken = w.chip, "Dimensity 9400", nil

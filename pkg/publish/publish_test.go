@@ -191,6 +191,23 @@ func TestRefusals(t *testing.T) {
 			})
 			return ""
 		}, "did not pass its check (method forward is missing), so it is not published"},
+		{"no smoke run", func(t *testing.T, dir, rp string) string {
+			editReport(t, rp, func(r map[string]any) { delete(r, "smoke") })
+			return ""
+		}, "has no smoke run, and XNNPACK (CPU) files are published only after one passed: run `exe-expo smoke`"},
+		{"failed smoke run", func(t *testing.T, dir, rp string) string {
+			editReport(t, rp, func(r map[string]any) {
+				r["smoke"].(map[string]any)["passed"] = false
+				r["smoke"].(map[string]any)["problems"] = []any{"the file generated no token"}
+			})
+			return ""
+		}, "must not be published: smoke test failed: the file generated no token"},
+		{"failed gate", func(t *testing.T, dir, rp string) string {
+			editReport(t, rp, func(r map[string]any) {
+				r["gate"] = map[string]any{"kind": "gate", "passed": false, "problems": []any{"shortfall 0.4 is above 0.25"}}
+			})
+			return ""
+		}, "must not be published: decision gate failed: shortfall 0.4 is above 0.25"},
 		{"no check", func(t *testing.T, dir, rp string) string {
 			editReport(t, rp, func(r map[string]any) { r["structural_check"] = []any{} })
 			return ""

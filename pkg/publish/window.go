@@ -151,6 +151,12 @@ func (w *Window) checkPassed(reportPath string) error {
 			return fmt.Errorf("%s did not pass its check (%s), so it is not published", ptes[i], strings.Join(res.Problems, "; "))
 		}
 	}
+	if b := w.Report.Blockers(); len(b) > 0 {
+		return fmt.Errorf("report %s must not be published: %s", reportPath, strings.Join(b, "; "))
+	}
+	if w.Backend.Smoke && w.Report.Smoke == nil {
+		return fmt.Errorf("report %s has no smoke run, and %s files are published only after one passed: run `exe-expo smoke` on the export folder first", reportPath, w.Backend.Title)
+	}
 	return nil
 }
 
