@@ -96,7 +96,7 @@ func (r Result) Verdict() string {
 		return fmt.Sprintf("decision gate: passed, export %.3f against fp32 %.3f on %d graded rows, %d agreed, %d of %d quiet rows",
 			r.ExportMean, r.FP32Mean, r.Graded, r.Agreed, r.QuietRowsAnsweredLikeFP32, r.QuietRows)
 	}
-	return "decision gate: failed: " + joinSentences(r.Problems)
+	return "decision gate: failed: " + strings.Join(r.Problems, "; ")
 }
 
 // Score grades the export against fp32 on the configured rows. A row missing on either side
@@ -197,5 +197,3 @@ func (r *Result) grade(rows Rows) {
 			"the export answers %d of %d quiet rows like fp32; at least %d must", r.QuietRowsAnsweredLikeFP32, len(rows.Quiet), need))
 	}
 }
-
-func joinSentences(p []string) string { return strings.Join(p, "; ") }
