@@ -33,6 +33,8 @@ type Watch struct {
 	MaxNominalBillions float64             `yaml:"max_nominal_billions"`
 	MaxParams          int64               `yaml:"max_params"`
 	NameExclude        []string            `yaml:"name_exclude"`
+	// Schedule is the watcher workflow's cron (UTC); empty means it runs only by hand.
+	Schedule string `yaml:"schedule"`
 }
 
 // Export holds the window tiers, the phone budget and each backend's recipe.

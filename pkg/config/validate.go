@@ -109,6 +109,7 @@ func (c *Config) validate(root *yaml.Node) error {
 
 func (c *Config) validateWatch(v *validator) {
 	w := c.Watch
+	v.check(w.Schedule == "" || len(strings.Fields(w.Schedule)) == 5, "watch.schedule", "%q is not a cron of five fields (minute hour day month weekday)", w.Schedule)
 	v.check(len(w.OrgFamilies) > 0, "watch.org_families", "no org is watched")
 	orgs := make([]string, 0, len(w.OrgFamilies))
 	for org := range w.OrgFamilies {

@@ -74,6 +74,15 @@ type configChange struct {
 }
 
 var configChanges = []configChange{{
+	name:  "the watcher's schedule",
+	edit:  map[string]func(string) string{"config/pipeline.yaml": replace(`schedule: ""`, `schedule: "17 */6 * * *"`)},
+	files: func() []string { return []string{OutputDir + "/watch-hf.yml"} },
+	check: func(t *testing.T, after map[string][]byte) {
+		d := decode(t, after[OutputDir+"/watch-hf.yml"])
+		assert.Equal(t, []any{map[string]any{"cron": "17 */6 * * *"}}, d.at("on", "schedule"))
+		assert.NotNil(t, d.at("on", "workflow_dispatch"), "still runs by hand")
+	},
+}, {
 	name:  "the x86-64 tier's label",
 	edit:  map[string]func(string) string{"config/pipeline.yaml": replace("label: blacksmith-8vcpu-ubuntu-2404\n", "label: blacksmith-8vcpu-ubuntu-2204\n")},
 	files: func() []string { return exportsAnd("ci.yml", "probe-runner.yml", "audit-published.yml", LintConfig) },

@@ -39,6 +39,8 @@ type view struct {
 	Export *exportView
 	// Probes are the backends probe-runner can export: those built once, for no chip.
 	Probes []exportView
+	// Schedule is the watcher's cron (watch.schedule); empty: by hand only.
+	Schedule string
 }
 
 // exportView is one backend as its workflow needs it.
@@ -87,7 +89,7 @@ func plan(src Source) ([]target, error) {
 }
 
 func newView(cfg *config.Config) (view, error) {
-	v := view{Versions: cfg.Versions, Runners: cfg.Runners, Windows: slices.Sorted(slices.Values(cfg.Export.ContextTiers))}
+	v := view{Versions: cfg.Versions, Runners: cfg.Runners, Windows: slices.Sorted(slices.Values(cfg.Export.ContextTiers)), Schedule: cfg.Watch.Schedule}
 	var ok bool
 	if v.Control, ok = smallest(cfg.Runners, ""); !ok {
 		return v, fmt.Errorf("pipeline.yaml lists no runners: the workflows need at least one tier to run on")
