@@ -122,8 +122,7 @@ type Chips struct {
 // Tools is what an export's tool needs of the host.
 type Tools struct {
 	// SourceTree, when set, is the folder of the ExecuTorch source tree the recipe runs
-	// ("examples/mediatek"); Tree says the tree is needed at all.
-	Tree       bool
+	// ("examples/mediatek"); export then requires the tree.
 	SourceTree string
 	// MTKPython runs the tool with the NeuroPilot tool virtualenv's python.
 	MTKPython bool
@@ -135,12 +134,9 @@ type Tools struct {
 	Versions func(v config.Versions) map[string]string
 }
 
-// Actions is where the backend's jobs run in GitHub Actions.
+// Actions is what the generated workflows need of a backend beyond its other fields (its
+// runners come from its recipe's tiers in pipeline.yaml, its chip axis from Chips).
 type Actions struct {
-	// RunnerArch is the runner architecture its tiers are ("arm64", "x64").
-	RunnerArch string
-	// Axes are the workflow matrix axes of its export job, beyond the model.
-	Axes []string
 	// GPTQ runs the once-per-model GPTQ solve before its exports and hands them the codes
 	// (the seed solved for XNNPACK only).
 	GPTQ bool

@@ -24,7 +24,6 @@ func TestRegistry(t *testing.T) {
 		assert.NotNil(t, b.Check.Program, b.Name)
 		assert.NotNil(t, b.Gate.What, b.Name)
 		assert.NotEmpty(t, b.Stages, b.Name)
-		assert.NotEmpty(t, b.Actions.RunnerArch, b.Name)
 		assert.NotEmpty(t, b.Card.Verified, b.Name)
 		assert.Equal(t, b.Name, b.Check.Backend, "the check names its backend")
 	}

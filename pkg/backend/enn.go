@@ -8,7 +8,6 @@ var ENN = &Backend{
 	Name: "enn", Title: "Samsung Exynos (ENN)", AppName: "enn", Rank: 50,
 	Unavailable: "waiting for an LLM path upstream: ExecuTorch 1.4.0 ships the Samsung ENN delegate with CNN examples only",
 	Check:       check.Spec{Backend: "enn"},
-	Actions:     Actions{RunnerArch: "x64"},
 }
 
 func init() { Register(ENN) }

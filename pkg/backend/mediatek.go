@@ -78,7 +78,6 @@ var MediaTek = &Backend{
 		},
 	},
 	Weights: true,
-	Actions: Actions{RunnerArch: "x64", Axes: []string{"window", "soc"}},
 	Card: Card{
 		Verified:  structureChecked,
 		Title:     "MediaTek NeuroPilot",

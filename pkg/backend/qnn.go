@@ -55,7 +55,6 @@ var QNN = &Backend{
 	WeightsFor: func(src *model.Source) bool {
 		return !family.QNNMetaCheckpoint[family.QNNDecoders[src.ID]]
 	},
-	Actions: Actions{RunnerArch: "x64", Axes: []string{"window", "soc"}},
 	Card: Card{
 		Verified: structureChecked,
 		Note: func(tc map[string]string) string {

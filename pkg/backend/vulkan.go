@@ -32,7 +32,6 @@ var Vulkan = &Backend{
 	Stages:  run.StagesVulkan,
 	LLM:     true,
 	Weights: true,
-	Actions: Actions{RunnerArch: "arm64", Axes: []string{"window"}},
 	Card:    Card{Verified: structureChecked},
 }
 

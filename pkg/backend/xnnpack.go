@@ -31,7 +31,7 @@ var XNNPACK = &Backend{
 	LLM:     true,
 	Smoke:   true,
 	Weights: true,
-	Actions: Actions{RunnerArch: "arm64", Axes: []string{"window"}, GPTQ: true},
+	Actions: Actions{GPTQ: true},
 	Card:    Card{Verified: "structure checked"},
 }
 
