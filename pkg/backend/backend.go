@@ -219,6 +219,9 @@ func ExportableWhere(keep func(*Backend) bool) []string {
 	return out
 }
 
+// LLMNames names the export_llm backends (the ones a qmode and GPTQ codes apply to).
+func LLMNames() []string { return ExportableWhere(func(b *Backend) bool { return b.LLM }) }
+
 // NamesOf lists the names of bs.
 func NamesOf(bs []*Backend) []string {
 	out := make([]string, len(bs))

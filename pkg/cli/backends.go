@@ -12,11 +12,6 @@ import (
 // exportable names the backends export builds.
 func exportable() []string { return backend.NamesOf(backend.Exportable()) }
 
-// llmBackends names the export_llm backends (the ones --qmode and --codes apply to).
-func llmBackends() []string {
-	return backend.ExportableWhere(func(b *backend.Backend) bool { return b.LLM })
-}
-
 // words joins names as a sentence does: "a, b, c or d".
 func words(names []string, last string) string {
 	if len(names) < 2 {

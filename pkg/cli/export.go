@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/export"
 )
@@ -26,8 +27,8 @@ func init() {
 			fs.StringVar(&o.Backend, "backend", "", words(exportable(), "or")+" (required)")
 			fs.IntVar(&o.Window, "context", 0, "context window in tokens, one of the windows plan lists (default: the largest this host can build within the model's limit; QNN and MediaTek: their configured window)")
 			fs.StringVar(&o.SoC, "soc", "", "target chip, required for qnn and mediatek: one of export.qnn.socs or export.mediatek.socs in pipeline.yaml")
-			fs.StringVar(&o.Codes, "codes", "", "GPTQ codes file from the solve job, "+words(llmBackends(), "and")+" only (default: round to nearest)")
-			fs.StringVar(&o.QMode, "qmode", "", "override the "+words(llmBackends(), "or")+" recipe's qmode: fp32 builds the unquantized reference")
+			fs.StringVar(&o.Codes, "codes", "", "GPTQ codes file from the solve job, "+words(backend.LLMNames(), "and")+" only (default: round to nearest)")
+			fs.StringVar(&o.QMode, "qmode", "", "override the "+words(backend.LLMNames(), "or")+" recipe's qmode: fp32 builds the unquantized reference")
 			fs.StringVar(&o.ID, "id", "", "the Hub id a local MODEL folder holds (names the output repo; the QNN registry goes by it)")
 			fs.StringVar(&o.Revision, "revision", "main", "Hub revision")
 			fs.StringVar(&o.Out, "out", "out", "folder that receives the published layout (backend folders, tokenizer, reports)")

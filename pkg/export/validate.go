@@ -120,20 +120,15 @@ func (o *Options) checkSoC() error {
 	return refuse(FieldSoC, "%s %s is not a %s chip configured for export: the configured ones are %s (%s in pipeline.yaml)", FieldSoC, o.SoC, chips.Vendor, strings.Join(list, ", "), chips.Key)
 }
 
-// perChip names the backends whose files are built per chip; llmBackends those export_llm
-// builds.
+// perChip names the backends whose files are built per chip.
 func perChip() []string {
 	return backend.ExportableWhere(func(b *backend.Backend) bool { return b.Chips != nil })
-}
-
-func llmBackends() []string {
-	return backend.ExportableWhere(func(b *backend.Backend) bool { return b.LLM })
 }
 
 // checkQuant checks QMode and Codes, which only the export_llm recipes take.
 func (o *Options) checkQuant() error {
 	llm := o.spec().LLM
-	llms := strings.Join(llmBackends(), " and ")
+	llms := strings.Join(backend.LLMNames(), " and ")
 	switch {
 	case o.QMode != "" && !llm:
 		return refuse(FieldQMode, "%s applies to %s; the %s recipe's precision is fixed in pipeline.yaml", FieldQMode, llms, o.Backend)

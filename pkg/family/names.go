@@ -74,8 +74,9 @@ func AppBackend(text string) string {
 // AppRepoBackend is the backend the app reads into every file of a repo from the repo's
 // own name, which no published repo may carry: only xnnpack is read that way ("" otherwise).
 func AppRepoBackend(repoName string) string {
-	if b := appBackends[0]; strings.Contains(strings.ToLower(repoName), b.keywords[0]) {
-		return b.name
+	const readFromRepo = "xnnpack" // the app's rule: only this keyword applies to a whole repo
+	if strings.Contains(strings.ToLower(repoName), readFromRepo) {
+		return readFromRepo
 	}
 	return ""
 }
