@@ -16,11 +16,11 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/mtkoverlay"
 )
 
-// v140Tree copies ExecuTorch v1.4.0's files that pkg/mtkoverlay patches or imports (its
-// testdata) into a temporary ExecuTorch source tree.
+// v140Tree copies the kept files of ExecuTorch v1.4.0 (pkg/recipe's testdata, which holds
+// what pkg/mtkoverlay patches or imports) into a temporary ExecuTorch source tree.
 func v140Tree(t *testing.T) string {
 	t.Helper()
-	from := filepath.Join("..", "mtkoverlay", "testdata", "executorch-v1.4.0")
+	from := filepath.Join("..", "recipe", "testdata", "executorch-v1.4.0")
 	et := filepath.Join(t.TempDir(), "executorch")
 	require.NoError(t, filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)

@@ -16,10 +16,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// stock is ExecuTorch v1.4.0's examples/mediatek as far as the overlay reads it: the
-// files it patches and the ones its model definition imports, byte for byte
-// (testdata/SOURCES.md).
-var stock = filepath.Join("testdata", "executorch-v1.4.0", "examples", "mediatek")
+// stock is ExecuTorch v1.4.0's examples/mediatek as far as the overlay and the recipes read
+// it: the files it patches, the ones its model definition imports, the stock scripts, byte
+// for byte. It is the one kept copy of v1.4.0, shared with pkg/recipe's real-source test
+// (its NOTE.md lists each file's blob; testdata/SOURCES.md says what this package uses).
+var stock = filepath.Join("..", "recipe", "testdata", "executorch-v1.4.0", "examples", "mediatek")
 
 // userTree copies the stock files into a temporary ExecuTorch tree, with the clutter a
 // real one may hold (example weights, earlier outputs, caches), and returns its
@@ -177,7 +178,7 @@ func TestSupport(t *testing.T) {
 // TestStockScripts holds the overlay's list of stock scripts to v1.4.0's folder listing,
 // and its own scripts to files v1.4.0 lacks, which is why the overlay exists.
 func TestStockScripts(t *testing.T) {
-	f, err := os.Open(filepath.Join("testdata", "executorch-v1.4.0", "model_export_scripts.txt"))
+	f, err := os.Open(filepath.Join("testdata", "model_export_scripts.txt"))
 	require.NoError(t, err)
 	defer f.Close()
 	listed := map[string]bool{}
