@@ -42,9 +42,13 @@ type Server struct {
 	repos   map[string]*repo
 	tokens  map[string]Token
 	faults  []*Fault
-	log     []Request
 	uploads map[string]*multipart
 	now     func() time.Time
+
+	// logMu guards log alone: handlers may answer while holding mu, and the log is written
+	// as the answer starts, so sharing mu would deadlock.
+	logMu sync.Mutex
+	log   []Request
 
 	srv *http.Server
 	ln  net.Listener
@@ -134,24 +138,29 @@ func (s *Server) AddToken(token string, t Token) {
 // maxLog bounds the request log.
 const maxLog = 100_000
 
-// Requests returns the requests seen so far (the most recent ones past maxLog).
+// Requests returns the requests seen so far (the most recent ones past maxLog). A request
+// is logged before its status line goes out, so a client that has its answer finds it here.
 func (s *Server) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
 	return append([]Request(nil), s.log...)
+}
+
+func (s *Server) record(req Request) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	if len(s.log) >= maxLog { // a long-running cmd/hubtest keeps the recent ones
+		s.log = append(s.log[:0], s.log[maxLog/2:]...)
+	}
+	s.log = append(s.log, req)
 }
 
 // ServeHTTP applies faults, then routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rec := &statusWriter{ResponseWriter: w, status: 200}
-	defer func() {
-		s.mu.Lock()
-		if len(s.log) >= maxLog { // a long-running cmd/hubtest keeps the recent ones
-			s.log = append(s.log[:0], s.log[maxLog/2:]...)
-		}
-		s.log = append(s.log, Request{Method: r.Method, Path: r.URL.RequestURI(), Auth: r.Header.Get("Authorization") != "", Status: rec.status})
-		s.mu.Unlock()
-	}()
+	rec := &statusWriter{ResponseWriter: w, logged: func(status int) {
+		s.record(Request{Method: r.Method, Path: r.URL.RequestURI(), Auth: r.Header.Get("Authorization") != "", Status: status})
+	}}
+	defer rec.log(http.StatusOK) // a handler that wrote nothing answers 200
 	ww, done := s.applyFaults(rec, r)
 	if done {
 		return
@@ -159,15 +168,28 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.route(ww, r)
 }
 
-// statusWriter remembers the status for the request log.
+// statusWriter logs the request once, with its status, just before the status line is sent.
 type statusWriter struct {
 	http.ResponseWriter
-	status int
+	logged func(status int)
+	done   bool
+}
+
+func (w *statusWriter) log(status int) {
+	if !w.done {
+		w.done = true
+		w.logged(status)
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
-	w.status = code
+	w.log(code)
 	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.log(http.StatusOK)
+	return w.ResponseWriter.Write(b)
 }
 
 func (w *statusWriter) Flush() {
