@@ -5,6 +5,7 @@ package config
 
 // Config is config/pipeline.yaml plus the pins of config/versions.env.
 type Config struct {
+	GitHub  GitHub          `yaml:"github"`
 	Hub     Hub             `yaml:"hub"`
 	Watch   Watch           `yaml:"watch"`
 	Export  Export          `yaml:"export"`
@@ -15,6 +16,15 @@ type Config struct {
 
 	// Versions comes from versions.env, not from the YAML file.
 	Versions Versions `yaml:"-"`
+}
+
+// GitHub names the repository that holds the workflows and actions. A workflow another
+// repository calls runs in the caller's context, so it checks this repository out by name.
+type GitHub struct {
+	// Repository is owner/name of this repository.
+	Repository string `yaml:"repository"`
+	// CallerRef is the ref a calling repository's run checks out unless it names one.
+	CallerRef string `yaml:"caller_ref"`
 }
 
 // Hub names where models are published.

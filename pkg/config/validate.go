@@ -82,6 +82,8 @@ var (
 	orgName     = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
 	familyToken = regexp.MustCompile(`^[a-z0-9]+$`)
 	runnerLabel = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	ghRepo      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$`)
+	gitRef      = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,200}$`)
 	embQuant    = regexp.MustCompile(`^(4|8),\d+$`)
 	mtkPrec     = map[string]bool{"A16W16": true, "A16W8": true, "A16W4": true, "A8W8": true, "A8W4": true}
 )
@@ -97,6 +99,8 @@ func KnownQMode(qmode string) bool { return slices.Contains(QModes(), qmode) }
 
 func (c *Config) validate(root *yaml.Node) error {
 	v := &validator{root: root}
+	v.check(ghRepo.MatchString(c.GitHub.Repository), "github.repository", "%q is not a GitHub owner/name", c.GitHub.Repository)
+	v.check(gitRef.MatchString(c.GitHub.CallerRef), "github.caller_ref", "%q is not a branch, tag or commit name", c.GitHub.CallerRef)
 	v.check(orgName.MatchString(c.Hub.Org), "hub.org", "%q is not a Hugging Face org name", c.Hub.Org)
 	v.check(c.Hub.RepoSuffix == "" || runnerLabel.MatchString(strings.TrimPrefix(c.Hub.RepoSuffix, "-")), "hub.repo_suffix", "%q cannot end a repo name", c.Hub.RepoSuffix)
 	v.check(len(c.Hub.Tags) > 0, "hub.tags", "at least one tag is needed (the app finds models by the executorch tag)")

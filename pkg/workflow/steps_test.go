@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,7 +103,9 @@ func runStep(t *testing.T, script string, env map[string]string, ans answer, pre
 	}
 	args, err := os.ReadFile(files["STUB_ARGS"])
 	require.NoError(t, err)
-	r.args = strings.Split(strings.TrimSpace(string(args)), "\n")
+	if a := strings.TrimSpace(string(args)); a != "" {
+		r.args = strings.Split(a, "\n")
+	}
 	return r
 }
 
@@ -256,38 +259,49 @@ func TestExportStepTurnsASkipIntoAGreenJob(t *testing.T) {
 	}
 }
 
+// TestVerifyStepChecksEveryFile runs the verify job's check: `exe-expo smoke` over the whole
+// folder; the files are listed, and the checked reports kept for publish, only when it
+// passes; with nothing exported it calls nothing and still reports every skipped window.
 func TestVerifyStepChecksEveryFile(t *testing.T) {
 	verifyScript := script(t, "export-qnn.yml", "verify", "Check every file")
 	env := map[string]string{"BACKEND": "qnn", "PLAN_SKIPPED": `[{"window":32768,"reason":"no runner"}]`}
+	ptes := []string{"qnn/SM8750/a-2k.pte", "qnn/SM8650/a-2k.pte"}
+	reports := []string{"qnn/SM8750/export-report-2k.json", "qnn/SM8650/export-report-2k.json"}
 	for _, tc := range []struct {
-		name   string
-		ptes   []string
-		code   int
-		files  string
-		legSkp bool
+		name     string
+		exported bool
+		rc, code int
+		files    string
+		calls    []string
 	}{
-		{"all pass", []string{"qnn/SM8750/a-2k.pte", "qnn/SM8650/a-2k.pte"}, 0, `["qnn/SM8650/a-2k.pte","qnn/SM8750/a-2k.pte"]`, true},
-		{"one fails", []string{"qnn/SM8750/a-2k.pte", "qnn/SM8750/bad-4k.pte"}, 2, `["qnn/SM8750/a-2k.pte"]`, false},
+		{"all pass", true, 0, 0, `["qnn/SM8650/a-2k.pte","qnn/SM8750/a-2k.pte"]`, []string{"smoke out --backend qnn"}},
+		{"smoke fails", true, 2, 2, `[]`, []string{"smoke out --backend qnn"}},
+		{"nothing exported", false, 0, 0, `[]`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runStep(t, verifyScript, env, answer{}, func(dir string) {
-				for _, p := range tc.ptes {
+			r := runStep(t, verifyScript, env, answer{rc: tc.rc}, func(dir string) {
+				if !tc.exported {
+					return
+				}
+				for _, p := range append(slices.Clone(ptes), reports...) {
 					full := filepath.Join(dir, "out", p)
 					require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
-					require.NoError(t, os.WriteFile(full, []byte("pte"), 0o644))
+					require.NoError(t, os.WriteFile(full, []byte("x"), 0o644))
 				}
-				if tc.legSkp {
-					require.NoError(t, os.WriteFile(filepath.Join(dir, "out", "skipped-16384-SM8650.json"), []byte(`{"window":16384,"soc":"SM8650","reason":"gate"}`), 0o644))
-				}
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "out", "skipped-16384-SM8650.json"), []byte(`{"window":16384,"soc":"SM8650","reason":"gate"}`), 0o644))
 			})
 			assert.Equal(t, tc.code, r.code, r.log)
 			assert.Equal(t, tc.files, r.outputs["files"])
+			assert.Equal(t, tc.calls, r.args)
 			want := []legWindow{{Window: 32768, Reason: "no runner"}}
-			if tc.legSkp {
+			if tc.exported {
 				want = append(want, legWindow{Window: 16384, SoC: "SM8650", Reason: "gate"})
 			}
 			assert.Equal(t, want, legs(t, r.outputs["skipped"]))
-			assert.Len(t, r.args, len(tc.ptes), "every file is inspected")
+			for _, rep := range reports {
+				_, err := os.Stat(filepath.Join(r.dir, "checked", rep))
+				assert.Equal(t, tc.files != "[]", err == nil, "%s kept for publish: %v", rep, err)
+			}
 		})
 	}
 }

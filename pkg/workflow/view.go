@@ -25,6 +25,8 @@ type target struct {
 // values; templates hold wiring only.
 type view struct {
 	Versions config.Versions
+	// GitHub is this repository, which a called workflow checks out by name.
+	GitHub config.GitHub
 	// Windows are the context tiers, ascending.
 	Windows []int
 	// Runners are every tier, as pipeline.yaml lists them.
@@ -89,7 +91,7 @@ func plan(src Source) ([]target, error) {
 }
 
 func newView(cfg *config.Config) (view, error) {
-	v := view{Versions: cfg.Versions, Runners: cfg.Runners, Windows: slices.Sorted(slices.Values(cfg.Export.ContextTiers)), Schedule: cfg.Watch.Schedule}
+	v := view{Versions: cfg.Versions, GitHub: cfg.GitHub, Runners: cfg.Runners, Windows: slices.Sorted(slices.Values(cfg.Export.ContextTiers)), Schedule: cfg.Watch.Schedule}
 	var ok bool
 	if v.Control, ok = smallest(cfg.Runners, ""); !ok {
 		return v, fmt.Errorf("pipeline.yaml lists no runners: the workflows need at least one tier to run on")
