@@ -1,0 +1,221 @@
+// Package action is what each GitHub Action of this repository (actions/<name>/main.go and
+// the root action.yml) does between reading its inputs and exiting: the inputs become the
+// command line of the CLI command the action stands for, so an action and `exe-expo <command>`
+// can never drift apart, and the command's exit code becomes outputs and annotations the
+// workflow can act on. The mains only build an Env and exit with what a function here
+// returns, so every behaviour is testable without a runner.
+package action
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/experimentalmachines/exe-expo/pkg/cli"
+)
+
+// Runner runs the CLI with args (no program name) and returns its exit code. Tests give a
+// fake one, so the exit-code mapping is checked without a model or a toolchain.
+type Runner func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+
+// Env is what an action may touch.
+type Env struct {
+	Ctx context.Context
+	// GH reads the inputs and the runner's environment and writes workflow commands,
+	// outputs and the step summary.
+	GH *githubactions.Action
+	// Run is the CLI; Main gives cli.Main.
+	Run Runner
+	// Stdout and Stderr are the step's log, where the command's own output is passed on.
+	Stdout, Stderr io.Writer
+	// Setenv hands a secret input to the CLI under the variable it reads (HF_TOKEN,
+	// GH_TOKEN); the CLI runs in this process.
+	Setenv func(key, value string) error
+}
+
+// Main is the Env of a real action step: the process's streams and environment, and the CLI.
+func Main(ctx context.Context) Env {
+	return Env{
+		Ctx:    ctx,
+		GH:     githubactions.New(),
+		Run:    RunCLI,
+		Stdout: os.Stdout,
+		Stderr: os.Stderr,
+		Setenv: os.Setenv,
+	}
+}
+
+// RunCLI is cli.Main as a Runner, with nothing on stdin.
+func RunCLI(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return cli.Main(ctx, args, strings.NewReader(""), stdout, stderr)
+}
+
+// secret is an input that holds a token, and the variable the CLI reads it from.
+type secret struct{ input, env string }
+
+var (
+	hfToken     = secret{"hf-token", "HF_TOKEN"}
+	githubToken = secret{"github-token", "GH_TOKEN"}
+)
+
+// maskSecrets registers each secret input with the runner before anything else is printed,
+// then hands it to the CLI; an empty input leaves the variable as the job set it.
+func (e Env) maskSecrets(secrets ...secret) error {
+	for _, s := range secrets {
+		v := e.GH.GetInput(s.input)
+		if v == "" {
+			continue
+		}
+		e.GH.AddMask(v)
+		if err := e.Setenv(s.env, v); err != nil {
+			return fmt.Errorf("input %s: hand the token to the command as %s: %w", s.input, s.env, err)
+		}
+	}
+	return nil
+}
+
+// result is one run of the CLI.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// cli runs the CLI with args. Its stderr goes to the step log as it comes and is kept for
+// the annotation; its stdout is kept, and passed on to the log too when show is set (plan's
+// JSON is read, not shown).
+func (e Env) cli(args []string, show bool) result {
+	var out, errs bytes.Buffer
+	stdout := io.Writer(&out)
+	if show {
+		stdout = io.MultiWriter(&out, e.Stdout)
+	}
+	code := e.Run(e.Ctx, args, stdout, io.MultiWriter(&errs, e.Stderr))
+	return result{code: code, stdout: out.String(), stderr: errs.String()}
+}
+
+// reason is the last line the command wrote to stderr that is not a workflow command: the
+// CLI ends every refusal and failure with the sentence that says why.
+func (r result) reason() string {
+	last := ""
+	sc := bufio.NewScanner(strings.NewReader(r.stderr))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "::") {
+			last = line
+		}
+	}
+	if last == "" {
+		return fmt.Sprintf("exe-expo exited with code %d without saying why", r.code)
+	}
+	return last
+}
+
+// data is the command's stdout without the workflow commands it wrote there (the CLI masks
+// the tokens it sees with ::add-mask:: lines in front of its JSON).
+func (r result) data() []byte {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(r.stdout, "\n") {
+		if !strings.HasPrefix(line, "::") {
+			b.WriteString(line)
+		}
+	}
+	return []byte(b.String())
+}
+
+// issued reports whether the command already wrote a workflow command of this kind
+// ("warning"), so the action does not repeat its annotation.
+func (r result) issued(kind string) bool {
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(line, "::"+kind+" ") || strings.HasPrefix(line, "::"+kind+"::") {
+			return true
+		}
+	}
+	return false
+}
+
+// fail annotates the step with the action's name as the title and returns code, so that a
+// failed step says why on the run's page without opening the log.
+func (e Env) fail(action string, code int, format string, args ...any) int {
+	e.GH.WithFieldsMap(map[string]string{"title": action}).Errorf(format, args...)
+	return code
+}
+
+// annotate maps the exit code of the command to the action's: 0 stays 0; 4 (a window this
+// host cannot build) becomes a warning and exit 0, so the matrix job that drew it stays
+// green while the caller reads the skipped output; anything else is an error annotation
+// with the command's reason and the same exit code.
+func (e Env) annotate(action string, r result) int {
+	switch r.code {
+	case cli.ExitOK:
+		return cli.ExitOK
+	case cli.ExitSkipped:
+		if !r.issued("warning") {
+			e.GH.WithFieldsMap(map[string]string{"title": action}).Warningf("skipped: %s", r.reason())
+		}
+		return cli.ExitOK
+	default:
+		return e.fail(action, r.code, "%s", r.reason())
+	}
+}
+
+// boolInput reads a "true"/"false" input; empty is def. Anything else is refused by name,
+// since a workflow that writes `dry-run: yes` must not publish.
+func (e Env) boolInput(name string, def bool) (bool, error) {
+	switch v := e.GH.GetInput(name); v {
+	case "":
+		return def, nil
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	default:
+		return false, fmt.Errorf("input %s is %q; give true or false", name, v)
+	}
+}
+
+// intInput reads a whole number of at least min; empty is 0 when not required.
+func (e Env) intInput(name string, required bool, min int) (int, error) {
+	v := e.GH.GetInput(name)
+	if v == "" {
+		if required {
+			return 0, fmt.Errorf("input %s is required", name)
+		}
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("input %s is %q, not a whole number", name, v)
+	}
+	if n < min {
+		return 0, fmt.Errorf("input %s is %d; it must be at least %d", name, n, min)
+	}
+	return n, nil
+}
+
+// required reads an input the action cannot run without (the runner does not enforce
+// `required: true`).
+func (e Env) required(name string) (string, error) {
+	v := e.GH.GetInput(name)
+	if v == "" {
+		return "", fmt.Errorf("input %s is required", name)
+	}
+	return v, nil
+}
+
+// flags appends `--flag value` for each pair whose value is set, in order, so an unset input
+// leaves the CLI's own default (and its environment variable) in force.
+func flags(args []string, pairs ...string) []string {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] != "" {
+			args = append(args, pairs[i], pairs[i+1])
+		}
+	}
+	return args
+}

@@ -1,0 +1,100 @@
+package action
+
+import (
+	"encoding/json"
+	"path"
+	"path/filepath"
+	"strconv"
+
+	"github.com/experimentalmachines/exe-expo/pkg/cli"
+)
+
+const exportAction = "export"
+
+// exportArgs is the `exe-expo export` command line the export action's inputs stand for.
+// An empty work input is $RUNNER_TEMP/exe-expo-work, since action.yml defaults cannot read
+// the runner context; an empty python leaves the CLI's $EXE_EXPO_PYTHON or python3.
+func exportArgs(e Env) ([]string, error) {
+	model, err := e.required("model-id")
+	if err != nil {
+		return nil, err
+	}
+	backendName, err := e.required("backend")
+	if err != nil {
+		return nil, err
+	}
+	window, err := e.intInput("window", true, 1)
+	if err != nil {
+		return nil, err
+	}
+	out := e.GH.GetInput("out")
+	if out == "" {
+		out = "out"
+	}
+	work := e.GH.GetInput("work")
+	if work == "" {
+		work = "work"
+		if tmp := e.GH.Getenv("RUNNER_TEMP"); tmp != "" {
+			work = filepath.Join(tmp, "exe-expo-work")
+		}
+	}
+	args := []string{"export", "--backend", backendName, model, "--context", strconv.Itoa(window), "--out", out, "--work", work}
+	return flags(args,
+		"--revision", e.GH.GetInput("revision"),
+		"--soc", e.GH.GetInput("soc"),
+		"--qmode", e.GH.GetInput("qmode"),
+		"--executorch", e.GH.GetInput("executorch"),
+		"--codes", e.GH.GetInput("codes"),
+		"--python", e.GH.GetInput("python"),
+		"--mtk-python", e.GH.GetInput("mtk-python"),
+		"--config", e.GH.GetInput("config"),
+	), nil
+}
+
+// exported is what `exe-expo export` prints on stdout after a success.
+type exported struct {
+	Files  []string `json:"files"`
+	Report string   `json:"report"`
+}
+
+// Export runs one model, backend and window (and chip) through `exe-expo export`. Outputs:
+// skipped and reason (a window this host cannot build: a warning, exit 0), report (the
+// export report's path) and files (the .pte files, relative to the out folder, as JSON).
+func Export(e Env) int {
+	if err := e.maskSecrets(hfToken); err != nil {
+		return e.fail(exportAction, cli.ExitFailed, "%v", err)
+	}
+	args, err := exportArgs(e)
+	if err != nil {
+		return e.fail(exportAction, cli.ExitFailed, "%v", err)
+	}
+	r := e.cli(args, true)
+	code := e.annotate(exportAction, r)
+	switch r.code {
+	case cli.ExitOK:
+	case cli.ExitSkipped:
+		setOutputs(e, "skipped", "true", "reason", r.reason(), "report", "", "files", "[]")
+		return code
+	default:
+		return code
+	}
+	var res exported
+	if err := json.Unmarshal(r.data(), &res); err != nil {
+		return e.fail(exportAction, cli.ExitFailed, "exe-expo export succeeded but printed no JSON result (files and report) on stdout")
+	}
+	ptes := []string{}
+	for _, f := range res.Files {
+		if path.Ext(f) == ".pte" {
+			ptes = append(ptes, f)
+		}
+	}
+	setOutputs(e, "skipped", "false", "reason", "", "report", res.Report, "files", jsonOf(ptes))
+	return cli.ExitOK
+}
+
+// setOutputs writes name, value pairs to the step's outputs.
+func setOutputs(e Env, pairs ...string) {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		e.GH.SetOutput(pairs[i], pairs[i+1])
+	}
+}
