@@ -105,11 +105,11 @@ func TestExportExitCodes(t *testing.T) {
 	inputs := map[string]string{"model-id": "m/x", "backend": "xnnpack", "window": "4096"}
 	result := `{"files": ["xnnpack/x-4k.pte", "tokenizer.json"], "window": 4096, "report": "out/xnnpack/export-report-4k.json", "seconds": 1.5}` + "\n"
 	for _, tc := range []struct {
-		name        string
-		fake        fakeCLI
-		code        int
-		log         []string
-		outputs     map[string]string
+		name         string
+		fake         fakeCLI
+		code         int
+		log          []string
+		outputs      map[string]string
 		wantNoOutput bool
 	}{
 		{"done", fakeCLI{code: 0, stdout: result, stderr: "export: converting\n"}, 0,
