@@ -128,6 +128,9 @@ type Tools struct {
 	MTKPython bool
 	// Dists are the Python distributions whose versions the report records.
 	Dists []string
+	// Requires are distributions the tool imports that neither ExecuTorch's wheel nor Dists
+	// bring, so setup-export installs them beside the pins.
+	Requires []string
 	// Pins are distributions that must match a pin (prefix), by versions.env.
 	Pins func(v config.Versions) map[string]string
 	// Versions are the toolchain entries the report adds beyond ExecuTorch's.

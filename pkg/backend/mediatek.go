@@ -70,6 +70,8 @@ var MediaTek = &Backend{
 		SourceTree: "examples/mediatek",
 		MTKPython:  true,
 		Dists:      []string{"transformers", "mtk_converter", "mtk-neuron"},
+		// ExecuTorch 1.4.0's backends/mediatek/requirements.txt, beside the SDK's wheels.
+		Requires: []string{"datasets", "huggingface-hub", "safetensors", "sentencepiece", "tokenizers", "transformers", "piq", "pillow"},
 		Pins: func(v config.Versions) map[string]string {
 			return map[string]string{"mtk_converter": v.MTKConverter, "mtk-neuron": v.MTKNeuron}
 		},

@@ -47,8 +47,10 @@ var QNN = &Backend{
 	Chips: &Chips{Vendor: "Qualcomm", Key: "export.qnn.socs",
 		List: func(cfg *config.Config) []string { return cfg.Export.QNN.SoCs }},
 	// The calibration rows come from lm_eval's tasks through datasets, and the tokenizer
-	// through transformers: their versions say what the rows were made with.
-	Tools: Tools{Dists: []string{"transformers", "lm_eval", "datasets"},
+	// through transformers: their versions say what the rows were made with. ExecuTorch
+	// 1.4's backends/qualcomm/__init__.py imports cpuinfo and requests (to fetch QAIRT)
+	// without declaring them as wheel dependencies.
+	Tools: Tools{Dists: []string{"transformers", "lm_eval", "datasets"}, Requires: []string{"py-cpuinfo", "requests"},
 		Versions: func(v config.Versions) map[string]string { return map[string]string{"qairt": v.QAIRT} }},
 	// The script's Hub loads are served from the downloaded safetensors
 	// (drivers/qnn_launch.py); Llama 3.2 takes Meta's original/ files by flag instead.

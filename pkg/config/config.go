@@ -135,6 +135,10 @@ type Versions struct {
 	MTKConverter        string
 	MTKNeuron           string
 	MTKPython           string
+
+	// Torch and TorchAO are what ExecuTorch's install_requirements.py installs beside it:
+	// its wheel asks only for torch>=, which would take whatever PyPI has newest.
+	Torch, TorchAO string
 }
 
 // Runner returns the tier called name.

@@ -102,6 +102,8 @@ func TestVersionsErrors(t *testing.T) {
 		{"missing", "QAIRT_VERSION=2.37.0.250724\n", "", "QAIRT_VERSION is missing"},
 		{"not kv", "PYTHON_VERSION=3.11", "PYTHON_VERSION 3.11", "is not KEY=VALUE"},
 		{"short commit", "EXECUTORCH_COMMIT=3dd7ccd1d863fad22639dd2d918ae34a41ce45f0", "EXECUTORCH_COMMIT=3dd7ccd1", "full 40-hex commit"},
+		{"torch not a version", "TORCH_VERSION=2.13.0", "TORCH_VERSION=latest", `TORCH_VERSION="latest" is not a version such as 2.13.0`},
+		{"torchao missing", "TORCHAO_VERSION=0.18.0\n", "", "TORCHAO_VERSION is missing"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

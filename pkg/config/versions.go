@@ -25,6 +25,8 @@ var (
 		"EXECUTORCH_VERSION":    {func(v *Versions) *string { return &v.ExecuTorch }, semver, "a version such as 1.4.0"},
 		"EXECUTORCH_COMMIT":     {func(v *Versions) *string { return &v.ExecuTorchCommit }, hex40, "a full 40-hex commit"},
 		"PYTHON_VERSION":        {func(v *Versions) *string { return &v.Python }, semver, "a version such as 3.11"},
+		"TORCH_VERSION":         {func(v *Versions) *string { return &v.Torch }, semver, "a version such as 2.13.0"},
+		"TORCHAO_VERSION":       {func(v *Versions) *string { return &v.TorchAO }, semver, "a version such as 0.18.0"},
 		"QAIRT_VERSION":         {func(v *Versions) *string { return &v.QAIRT }, semver, "a version such as 2.37.0.250724"},
 		"NEUROPILOT_SDK_URL":    {func(v *Versions) *string { return &v.NeuroPilotSDKURL }, httpsURL, "an https URL"},
 		"NEUROPILOT_SDK_SHA256": {func(v *Versions) *string { return &v.NeuroPilotSDKSHA256 }, hex64, "64 lower-case hex digits"},
