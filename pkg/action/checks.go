@@ -37,13 +37,13 @@ func checkArgs(e Env, command string) ([]string, error) {
 // Smoke runs `exe-expo smoke` on an export folder: the size check of every file and a smoke
 // run where the x86 runner runs it. Outputs: passed ("true"/"false") and files (the .pte
 // files whose reports have no blocker, relative to out, as JSON).
-func Smoke(e Env) int { return check(e, "smoke") }
+func Smoke(e Env) int { return runCheck(e, "smoke") }
 
 // Gate runs `exe-expo gate` on an export folder against its fp32 source, with the same
 // outputs as Smoke.
-func Gate(e Env) int { return check(e, "gate") }
+func Gate(e Env) int { return runCheck(e, "gate") }
 
-func check(e Env, command string) int {
+func runCheck(e Env, command string) int {
 	args, err := checkArgs(e, command)
 	if err != nil {
 		return e.fail(command, cli.ExitFailed, "%v", err)
