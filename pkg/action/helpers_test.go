@@ -106,3 +106,8 @@ func (s *step) summary(t *testing.T) string {
 	require.NoError(t, err)
 	return string(data)
 }
+
+// githubactionsWith is an Action writing to w and reading its environment from getenv.
+func githubactionsWith(w io.Writer, getenv githubactions.GetenvFunc) *githubactions.Action {
+	return githubactions.New(githubactions.WithWriter(w), githubactions.WithGetenv(getenv))
+}
