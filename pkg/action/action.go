@@ -7,7 +7,6 @@
 package action
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -87,27 +86,48 @@ type result struct {
 	stdout, stderr string
 }
 
-// cli runs the CLI with args. Its stderr goes to the step log as it comes and is kept for
-// the annotation; its stdout is kept, and passed on to the log too when show is set (plan's
-// JSON is read, not shown).
+// stderrKept is how much of the command's stderr is kept for the annotation: export streams
+// the tool's whole log there, and only its last line is wanted.
+const stderrKept = 64 << 10
+
+// cli runs the CLI with args. Its stderr goes to the step log as it comes and its tail is
+// kept for the annotation; its stdout is kept, and passed on to the log too when show is
+// set (plan's JSON is read, not shown).
 func (e Env) cli(args []string, show bool) result {
-	var out, errs bytes.Buffer
+	var out bytes.Buffer
+	errs := &tail{max: stderrKept}
 	stdout := io.Writer(&out)
 	if show {
 		stdout = io.MultiWriter(&out, e.Stdout)
 	}
-	code := e.Run(e.Ctx, args, stdout, io.MultiWriter(&errs, e.Stderr))
-	return result{code: code, stdout: out.String(), stderr: errs.String()}
+	code := e.Run(e.Ctx, args, stdout, io.MultiWriter(errs, e.Stderr))
+	return result{code: code, stdout: out.String(), stderr: string(errs.buf)}
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	buf []byte
+	max int
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) > t.max {
+		p = p[len(p)-t.max:]
+	}
+	if over := len(t.buf) + len(p) - t.max; over > 0 {
+		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
 }
 
 // reason is the last line the command wrote to stderr that is not a workflow command: the
 // CLI ends every refusal and failure with the sentence that says why.
 func (r result) reason() string {
 	last := ""
-	sc := bufio.NewScanner(strings.NewReader(r.stderr))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "::") {
+	for _, line := range strings.Split(r.stderr, "\n") {
+		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "::") {
 			last = line
 		}
 	}

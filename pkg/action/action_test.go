@@ -1,6 +1,7 @@
 package action
 
 import (
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -197,5 +198,44 @@ func TestSecretsMaskedFirst(t *testing.T) {
 			assert.NotContains(t, lines[len(tc.masked)], "::add-mask::")
 			assert.Equal(t, tc.setenv, s.setenv)
 		})
+	}
+}
+
+// TestLongLogKeepsTheReason: export streams the tool's log to stderr; the action keeps only
+// its tail, and the annotation is still the last line.
+func TestLongLogKeepsTheReason(t *testing.T) {
+	s := newStep(t, map[string]string{"model-id": "m/x", "backend": "xnnpack", "window": "4096"})
+	fake := &fakeCLI{answer: func(_ []string, _, stderr io.Writer) int {
+		line := strings.Repeat("tool log line ", 20) + "\n"
+		for i := 0; i < 2*stderrKept/len(line); i++ {
+			_, _ = io.WriteString(stderr, line)
+		}
+		_, _ = io.WriteString(stderr, "export failed: the tool was killed (out of memory)\n")
+		return cli.ExitFailed
+	}}
+	require.Equal(t, cli.ExitFailed, Export(s.envWith(fake.run)))
+	assert.Equal(t, "::error title=export::export failed: the tool was killed (out of memory)\n", s.log.String())
+	assert.Greater(t, s.stderr.Len(), stderrKept, "the whole log still reaches the step log")
+}
+
+// TestTail keeps the last bytes across writes of every size.
+func TestTail(t *testing.T) {
+	for _, tc := range []struct {
+		writes []string
+		want   string
+	}{
+		{[]string{"ab", "cd"}, "abcd"},
+		{[]string{"abc", "def"}, "cdef"},
+		{[]string{"abcdefgh"}, "efgh"},
+		{[]string{"ab", "cdefgh", "i"}, "fghi"},
+		{[]string{}, ""},
+	} {
+		tl := &tail{max: 4}
+		for _, w := range tc.writes {
+			n, err := tl.Write([]byte(w))
+			require.NoError(t, err)
+			assert.Equal(t, len(w), n)
+		}
+		assert.Equal(t, tc.want, string(tl.buf), "writes %q", tc.writes)
 	}
 }
