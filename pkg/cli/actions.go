@@ -21,12 +21,13 @@ func actionsFor(env Env) *githubactions.Action {
 }
 
 // maskTokens registers the tokens this process can see with the runner, so that no log
-// line of ours or of a tool's prints them.
+// line of ours or of a tool's prints them. The runner reads commands from stderr too, and
+// stdout may be data a step keeps (`plan --json > plan.json`), so the masks go to stderr.
 func maskTokens(env Env) {
 	if !inActions() {
 		return
 	}
-	a := actionsFor(env)
+	a := githubactions.New(githubactions.WithWriter(env.Stderr))
 	for _, name := range []string{"HF_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"} {
 		if v := os.Getenv(name); v != "" {
 			a.AddMask(v)

@@ -320,7 +320,8 @@ func TestExportInActions(t *testing.T) {
 	code, out, errs := run(t, "export", "--backend", "xnnpack", model, "--context", "2048", "--out", root+"/out", "--work", root+"/work",
 		"--python", filepath.Join(bin, "python-ok"))
 	require.Equal(t, ExitOK, code, errs)
-	assert.Contains(t, out, "::add-mask::hf_secretvalue123", "token not masked")
+	assert.Contains(t, errs, "::add-mask::hf_secretvalue123", "token not masked")
+	assert.NotContains(t, out, "::add-mask::", "stdout is the step's data: a mask there breaks `--json > file`")
 	assert.Contains(t, errs, "::group::export_llm")
 	assert.Contains(t, errs, "::endgroup::")
 	md, err := os.ReadFile(summary)
