@@ -49,6 +49,8 @@ type Variant struct {
 	Quantization    string   `json:"quantization"`
 	FitsPhoneBudget *bool    `json:"fits_phone_budget"`
 	Methods         any      `json:"methods"`
+	// Runner is the MediaTek runner block: the export's model facts plus the file paths.
+	Runner map[string]any `json:"runner,omitempty"`
 }
 
 // placed is a report with the repo path it is (or will be) published at.
@@ -126,7 +128,26 @@ func variants(r *report.Report) []Variant {
 		shas[path.Base(f.Path)] = f.SHA256
 	}
 	v.SHA256, v.Methods = shas, map[string]any{}
+	v.Runner = runnerBlock(r, v)
 	return []Variant{v}
+}
+
+// runnerBlock completes the export's runner facts (recipe.runner) with where the runner finds
+// the files: the tokenizer at the repo root, the embedding table and the chunks in order.
+// A report without runner facts (an export before they were recorded) gets none.
+func runnerBlock(r *report.Report, v Variant) map[string]any {
+	facts, ok := r.Recipe["runner"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	out := make(map[string]any, len(facts)+3)
+	for k, val := range facts {
+		out[k] = val
+	}
+	out["tokenizer_path"] = r.Tokenizer
+	out["token_embedding_path"] = v.Embedding
+	out["model_package_paths"] = v.Files
+	return out
 }
 
 func label(r *report.Report) string {

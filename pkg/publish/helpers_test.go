@@ -88,6 +88,7 @@ func writeWindow(t testing.TB, dir string, w win) string {
 	if w.chip != "" {
 		r.Target, r.TargetName, r.Window.KVBytesPerToken = w.chip, "Dimensity 9400", nil
 		r.Toolchain["neuropilot_sdk"] = "8.0.8-build20250925"
+		r.Recipe["runner"] = map[string]any{"cache_size": float64(w.window), "num_layer": float64(32), "eos_tokens": []any{float64(2)}}
 	}
 	for _, n := range w.names() {
 		data := make([]byte, 2048+rng.IntN(4096))

@@ -122,6 +122,11 @@ func TestReexportReplacesOnlyItsWindow(t *testing.T) {
 	assert.Equal(t, []string{"SmolLM2-360M-Instruct-neuropilot-a16w8-2k-chunk1of2.pte", "SmolLM2-360M-Instruct-neuropilot-a16w8-2k-chunk2of2.pte"}, v.Files)
 	assert.Equal(t, "SmolLM2-360M-Instruct-neuropilot-embedding-fp32.bin", v.Embedding)
 	assert.Nil(t, v.FitsPhoneBudget, "no phone budget figure for an NPU file")
+	assert.Equal(t, map[string]any{
+		"cache_size": float64(2048), "num_layer": float64(32), "eos_tokens": []any{float64(2)},
+		"tokenizer_path": "tokenizer.json", "token_embedding_path": v.Embedding, "model_package_paths": []any{v.Files[0], v.Files[1]},
+	}, v.Runner, "the export's runner facts and where the runner finds the files")
+	assert.Equal(t, float64(4096), cfg.Variants[1].Runner["cache_size"], "each window keeps its own runner block")
 }
 
 // TestRenamedFileOfAWindowIsDeleted re-exports the 4k window under another quantization

@@ -78,12 +78,46 @@ func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 		Steps: []Step{{Name: "neuropilot_export", Argv: argv, Dir: examples, Stages: req.Backend,
 			Env: map[string]string{"PYTHONUNBUFFERED": "1", "LD_LIBRARY_PATH": lib}}},
 		Outputs: outs,
-		Fields:  mtkFields(cfg, req, plan, prep, chip.Name),
+		Fields:  mtkFields(cfg, req, plan, prep, chip.Name, mtkRunner(cfg, req, a, plan)),
 	}, nil
 }
 
+// mtkRunner is what the app's MediaTek runner needs to drive the chunks, as the config.json
+// variant's runner block carries it (docs/research/reference.md: the reference's section
+// 8.2). Publish adds the file paths. BOS is the source's; the stop token is config.json's
+// eos_token_id (the first when it lists several), else the first of all stop tokens.
+func mtkRunner(cfg *config.Config, req Request, a model.Arch, plan *family.MTKPlan) map[string]any {
+	bos, eos := req.Source.SpecialTokens()
+	var eosToken any
+	if ids := model.IDs(req.Source.Config.Top["eos_token_id"]); len(ids) > 0 {
+		eosToken = ids[0]
+	} else if len(eos) > 0 {
+		eosToken = eos[0]
+	}
+	var bosToken any
+	if bos != nil {
+		bosToken = *bos
+	}
+	var ropeBase any
+	if a.RopeTheta != "" {
+		ropeBase = a.RopeTheta
+	}
+	layout := "uniform"
+	if plan.Script == "lfm2.py" { // one cache shape per layer kind: conv state beside KV
+		layout = "per-layer"
+	}
+	return map[string]any{
+		"prompt_token_batch_size": cfg.Export.MediaTek.PromptTokens, "cache_size": req.Window,
+		"hidden_size": a.Dim, "num_head": a.Heads, "num_layer": a.Layers, "head_dim": a.HeadDim,
+		"max_token_length": a.MaxPositions, "rot_emb_base": ropeBase, "vocab_size": a.Vocab,
+		"input_type": "fp32", "output_type": "fp32", "cache_type": "fp32", "mask_type": "fp32", "rot_emb_type": "fp32",
+		"bos_token": bosToken, "eos_token": eosToken, "eos_tokens": eos,
+		"tokenizer_type": "hf", "state_layout": layout,
+	}
+}
+
 // mtkFields is the report's recipe block of a MediaTek export.
-func mtkFields(cfg *config.Config, req Request, plan *family.MTKPlan, prep *Prepare, chipName string) map[string]any {
+func mtkFields(cfg *config.Config, req Request, plan *family.MTKPlan, prep *Prepare, chipName string, runner map[string]any) map[string]any {
 	mt := cfg.Export.MediaTek
 	prec := mt.Precision
 	script := "examples/mediatek, " + plan.Script
@@ -92,7 +126,7 @@ func mtkFields(cfg *config.Config, req Request, plan *family.MTKPlan, prep *Prep
 	}
 	f := map[string]any{
 		"script": plan.Script, "precision": prec, "num_chunks": plan.Chunks, "prompt_tokens": mt.PromptTokens,
-		"cache_size": req.Window, "streaming_calibration": plan.Streaming,
+		"cache_size": req.Window, "streaming_calibration": plan.Streaming, "runner": runner,
 		"calibration": map[string]any{"prompts": mt.Calibration, "preformatter": plan.Preformatter},
 		"label":       fmt.Sprintf("NeuroPilot %s, %d chunks", prec, plan.Chunks),
 		"description": fmt.Sprintf("ExecuTorch %s MediaTek LLM export (%s): %s calibrated on MediaTek's %s prompts in the %s chat template, cut into %d chunks, with a %d-token prompt graph and a one-token generation graph over a %d-token cache, compiled with MediaTek NeuroPilot Express SDK %s (mtk_converter %s, mtk_neuron %s) for %s (%s).",
