@@ -31,6 +31,7 @@ type fakeHost struct {
 	look  map[string]string
 	vars  map[string]string
 	host  run.HostFacts
+	swaps []string
 }
 
 func (f *fakeHost) env() Env {
@@ -67,6 +68,7 @@ func (f *fakeHost) env() Env {
 			return "", fmt.Errorf("exec: %q: executable file not found in $PATH", name)
 		},
 		Getenv: func(k string) string { return f.vars[k] },
+		Swaps:  func() ([]string, error) { return f.swaps, nil },
 	}
 }
 

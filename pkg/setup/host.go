@@ -7,7 +7,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
 
 // Bloat is what the reference's prepare-host.sh deletes from a hosted runner: toolchains an
@@ -125,7 +128,7 @@ func MakeWorkDir(ctx context.Context, env Env, log Logger, dir string) error {
 		return nil
 	}
 	if !errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("cannot create the work folder %s: %w", dir, err)
+		return fileutil.Error("create the work folder", dir, err)
 	}
 	owner := strconv.Itoa(os.Getuid()) + ":" + strconv.Itoa(os.Getgid())
 	for _, c := range []Cmd{{Argv: []string{"sudo", "mkdir", "-p", dir}}, {Argv: []string{"sudo", "chown", owner, dir}}} {
@@ -152,6 +155,13 @@ type Swap struct {
 func AddSwap(ctx context.Context, env Env, log Logger, path string, gibs int) Swap {
 	res := Swap{GiB: gibs, Path: path}
 	if gibs <= 0 {
+		return res
+	}
+	// A second setup in one job finds its swap file on; fallocate would fail on it and the
+	// clean-up remove it.
+	if on, err := env.Swaps(); err == nil && slices.Contains(on, path) {
+		log.Infof("swap: %s is on already", path)
+		res.Added = true
 		return res
 	}
 	cmds := []Cmd{

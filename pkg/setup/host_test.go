@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -195,6 +197,14 @@ func TestAddSwap(t *testing.T) {
 		assert.Equal(t, append(steps, "sudo rm -f /mnt/exe-expo.swap"), h.argv())
 		assert.Contains(t, buf.String(), "::warning::could not add 16 GiB of swap at /mnt/exe-expo.swap (swapon failed: sudo exited with status 255); the export's memory gate counts what the runner has\n")
 	})
+	t.Run("on already", func(t *testing.T) {
+		h := &fakeHost{swaps: []string{"/dev/sda2", "/mnt/exe-expo.swap"}}
+		var buf bytes.Buffer
+		got := AddSwap(context.Background(), h.env(), logger(&buf), "/mnt/exe-expo.swap", 16)
+		assert.Empty(t, h.cmds, "an active swap file is left alone")
+		assert.True(t, got.Added)
+		assert.Equal(t, "swap: /mnt/exe-expo.swap is on already\n", buf.String())
+	})
 	t.Run("none asked", func(t *testing.T) {
 		h := &fakeHost{}
 		got := AddSwap(context.Background(), h.env(), logger(&bytes.Buffer{}), "/exe-expo.swap", 0)
@@ -208,4 +218,26 @@ func TestCmdString(t *testing.T) {
 	assert.Equal(t, `python3.11 -c 'import executorch.backends.qualcomm' 'it'\''s' ''`, c.String())
 	assert.Equal(t, "python -m pip install executorch==1.4.0 https://x.org/a+b.whl",
 		Cmd{Argv: strings.Fields("python -m pip install executorch==1.4.0 https://x.org/a+b.whl")}.String())
+}
+
+func TestParseSwaps(t *testing.T) {
+	text := "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n" +
+		"/dev/sdb2                               partition\t4194300\t\t0\t\t-2\n" +
+		"/mnt/exe-expo.swap                      file\t\t16777212\t0\t\t-3\n"
+	assert.Equal(t, []string{"/dev/sdb2", "/mnt/exe-expo.swap"}, parseSwaps(text))
+	assert.Empty(t, parseSwaps("Filename\tType\tSize\tUsed\tPriority\n"))
+}
+
+func TestMakeWorkDir(t *testing.T) {
+	root := t.TempDir()
+	h := &fakeHost{}
+	dir := filepath.Join(root, "exe-expo-work")
+	require.NoError(t, MakeWorkDir(context.Background(), h.env(), logger(&bytes.Buffer{}), dir))
+	assert.DirExists(t, dir)
+	assert.Empty(t, h.cmds, "a folder this user can create needs no sudo")
+
+	blocked := filepath.Join(root, "file")
+	require.NoError(t, os.WriteFile(blocked, nil, 0o644))
+	err := MakeWorkDir(context.Background(), h.env(), logger(&bytes.Buffer{}), filepath.Join(blocked, "exe-expo-work"))
+	assert.EqualError(t, err, "cannot create the work folder "+filepath.Join(blocked, "exe-expo-work")+": not a directory")
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
 )
 
@@ -156,7 +157,7 @@ func (r *Result) place(ctx context.Context, in Inputs, env Env, log Logger) erro
 		return err
 	}
 	if err := os.MkdirAll(r.HFHome, 0o755); err != nil {
-		return fmt.Errorf("cannot create the Hugging Face cache %s: %w", r.HFHome, err)
+		return fileutil.Error("create the Hugging Face cache", r.HFHome, err)
 	}
 	swap := SwapPlace(places, r.Work, in.SwapGiB)
 	r.Swap = AddSwap(ctx, env, log, filepath.Join(swap.Mount, "exe-expo.swap"), in.SwapGiB)

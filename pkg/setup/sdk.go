@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
@@ -35,8 +36,31 @@ const progressStep = 256 << 20
 // without a request (the actions cache restores it); one with another sha256 is fetched
 // again. The body streams into a temporary file in the same folder while it is hashed,
 // and only a file with the pinned sha256 is renamed into place, so d.Path is never a
-// partial or unchecked file. It says whether the file came from the cache.
+// partial or unchecked file. A broken connection or a 5xx answer is tried again, twice,
+// as the reference's curl --retry 3 did; a wrong sha256 is not. It says whether the file
+// came from the cache.
 func Fetch(ctx context.Context, client *http.Client, d Download, log Logger) (cached bool, err error) {
+	return fetch(ctx, client, d, log, sleep)
+}
+
+// attempts is how often a download is tried.
+const attempts = 3
+
+// retryDelay is the pause before the second attempt; the third waits twice as long.
+const retryDelay = 10 * time.Second
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func fetch(ctx context.Context, client *http.Client, d Download, log Logger, wait func(context.Context, time.Duration) error) (bool, error) {
 	if have, err := fileutil.Hash(d.Path); err == nil {
 		if have.SHA256 == d.SHA256 {
 			log.Infof("%s: %s is in the cache with sha256 %s", d.Name, d.Path, d.SHA256)
@@ -48,9 +72,32 @@ func Fetch(ctx context.Context, client *http.Client, d Download, log Logger) (ca
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return false, fileutil.Error("create", dir, err)
 	}
+	for attempt := 1; ; attempt++ {
+		err := fetchOnce(ctx, client, d, log)
+		var t transient
+		if err == nil || !errors.As(err, &t) || attempt == attempts {
+			return false, err
+		}
+		delay := retryDelay * time.Duration(attempt)
+		log.Warningf("%v; trying again in %s (attempt %d of %d)", err, delay, attempt+1, attempts)
+		if werr := wait(ctx, delay); werr != nil {
+			return false, err
+		}
+	}
+}
+
+// transient marks a failure another attempt may not have: a broken connection, a 5xx.
+type transient struct{ error }
+
+func (t transient) Unwrap() error { return t.error }
+
+// fetchOnce downloads into a temporary file and renames it onto d.Path if its sha256 is
+// the pinned one; on any failure the temporary file is removed.
+func fetchOnce(ctx context.Context, client *http.Client, d Download, log Logger) error {
+	dir := filepath.Dir(d.Path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(d.Path)+".*.part")
 	if err != nil {
-		return false, fileutil.Error("create a file in", dir, err)
+		return fileutil.Error("create a file in", dir, err)
 	}
 	got, err := download(ctx, client, d, tmp, log)
 	if cerr := tmp.Close(); err == nil && cerr != nil {
@@ -59,15 +106,15 @@ func Fetch(ctx context.Context, client *http.Client, d Download, log Logger) (ca
 	if err == nil && got != d.SHA256 {
 		err = fmt.Errorf("%s from %s has sha256 %s, and config/versions.env pins %s: the download was deleted", d.Name, d.URL, got, d.SHA256)
 	}
+	if err == nil {
+		if err = os.Rename(tmp.Name(), d.Path); err != nil {
+			err = fileutil.Error("put in place", d.Path, err)
+		}
+	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return false, err
 	}
-	if err := os.Rename(tmp.Name(), d.Path); err != nil {
-		os.Remove(tmp.Name())
-		return false, fileutil.Error("put in place", d.Path, err)
-	}
-	return false, nil
+	return err
 }
 
 // download streams the body into w and returns its sha256.
@@ -78,18 +125,30 @@ func download(ctx context.Context, client *http.Client, d Download, w io.Writer,
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("cannot download %s from %s: %s", d.Name, d.URL, urlReason(err))
+		err = fmt.Errorf("cannot download %s from %s: %s", d.Name, d.URL, urlReason(err))
+		if ctx.Err() != nil {
+			return "", err
+		}
+		return "", transient{err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("cannot download %s from %s: the server answered %s", d.Name, d.URL, resp.Status)
+		err := fmt.Errorf("cannot download %s from %s: the server answered %s", d.Name, d.URL, resp.Status)
+		if resp.StatusCode >= 500 {
+			return "", transient{err}
+		}
+		return "", err
 	}
 	log.Infof("%s: downloading %s (%s)", d.Name, d.URL, sizeOf(resp.ContentLength))
 	h := sha256.New()
 	p := &progress{name: d.Name, total: resp.ContentLength, log: log}
 	n, err := io.CopyBuffer(io.MultiWriter(w, h, p), resp.Body, make([]byte, 1<<20))
 	if err != nil {
-		return "", fmt.Errorf("the download of %s from %s broke off after %s of %s: %s", d.Name, d.URL, human(n), sizeOf(resp.ContentLength), urlReason(err))
+		err = fmt.Errorf("the download of %s from %s broke off after %s of %s: %s", d.Name, d.URL, human(n), sizeOf(resp.ContentLength), urlReason(err))
+		if ctx.Err() != nil {
+			return "", err
+		}
+		return "", transient{err}
 	}
 	log.Infof("%s: %s downloaded", d.Name, human(n))
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -148,13 +207,12 @@ func (p *progress) Write(b []byte) (int, error) {
 // already in dir is kept: it came from the same checked archive.
 func ExtractWheels(archive, dir, python string, want []Wheel) ([]string, error) {
 	out := make([]string, len(want))
+	have, _ := filepath.Glob(filepath.Join(dir, "*.whl"))
 	missing := 0
 	for i, w := range want {
-		if m, _ := filepath.Glob(filepath.Join(dir, "*.whl")); len(m) > 0 {
-			for _, f := range m {
-				if w.matches(filepath.Base(f), python) {
-					out[i] = f
-				}
+		for _, f := range have {
+			if w.matches(filepath.Base(f), python) {
+				out[i] = f
 			}
 		}
 		if out[i] == "" {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,6 +75,7 @@ func TestFetch(t *testing.T) {
 		placed   []byte // at Path afterwards; nil: nothing there
 		fromHit  bool
 		warning  string
+		waits    []time.Duration // the pauses before each new attempt
 	}{
 		{name: "good hash placed", handler: serve(body), pin: good, requests: 1, placed: body},
 		{name: "bad hash deleted", handler: serve(body), pin: other, requests: 1,
@@ -91,7 +93,20 @@ func TestFetch(t *testing.T) {
 			if err == nil {
 				conn.Close()
 			}
-		}, pin: good, requests: 1, err: "the download of NeuroPilot SDK 8.0.8 from {url} broke off after 3.9 KiB of 10.7 KiB: unexpected EOF"},
+		}, pin: good, requests: 3, waits: []time.Duration{10 * time.Second, 20 * time.Second},
+			err:     "the download of NeuroPilot SDK 8.0.8 from {url} broke off after 3.9 KiB of 10.7 KiB: unexpected EOF",
+			warning: "::warning::the download of NeuroPilot SDK 8.0.8 from {url} broke off after 3.9 KiB of 10.7 KiB: unexpected EOF; trying again in 10s (attempt 2 of 3)\n"},
+		{name: "server error, then the file", handler: func() http.HandlerFunc {
+			var n atomic.Int32
+			return func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 1 {
+					http.Error(w, "busy", http.StatusServiceUnavailable)
+					return
+				}
+				serve(body)(w, r)
+			}
+		}(), pin: good, requests: 2, placed: body, waits: []time.Duration{10 * time.Second},
+			warning: "::warning::cannot download NeuroPilot SDK 8.0.8 from {url}: the server answered 503 Service Unavailable; trying again in 10s (attempt 2 of 3)\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newSDKServer(t, tc.handler)
@@ -102,8 +117,14 @@ func TestFetch(t *testing.T) {
 				require.NoError(t, os.WriteFile(d.Path, tc.cached, 0o644))
 			}
 			var buf bytes.Buffer
-			hit, err := Fetch(context.Background(), srv.Client(), d, logger(&buf))
+			var waits []time.Duration
+			wait := func(_ context.Context, d time.Duration) error {
+				waits = append(waits, d)
+				return nil
+			}
+			hit, err := fetch(context.Background(), srv.Client(), d, logger(&buf), wait)
 			assert.Equal(t, tc.requests, srv.requests.Load(), "requests")
+			assert.Equal(t, tc.waits, waits)
 			if tc.err != "" {
 				assert.EqualError(t, err, strings.ReplaceAll(tc.err, "{url}", d.URL))
 			} else {
@@ -120,7 +141,7 @@ func TestFetch(t *testing.T) {
 				assert.Equal(t, []string{"neuropilot.tar.gz"}, dirEntries(t, dir))
 			}
 			if tc.warning != "" {
-				assert.Contains(t, buf.String(), tc.warning)
+				assert.Contains(t, buf.String(), strings.ReplaceAll(tc.warning, "{url}", d.URL))
 			}
 		})
 	}
@@ -263,4 +284,18 @@ func TestStageQAIRT(t *testing.T) {
 	_, _, err = StageQAIRT(context.Background(), h3.env(), logger(&buf), "/py/python3.11", empty, "2.37.0.250724")
 	assert.EqualError(t, err, "ExecuTorch's import of its Qualcomm backend left no "+
 		filepath.Join(QAIRTDir(empty, "2.37.0.250724"), "lib", "x86_64-linux-clang", "libQnnHtp.so")+": it staged no QAIRT 2.37.0.250724 where the export will look")
+}
+
+// TestFetchCancelled: a cancelled job stops retrying at once.
+func TestFetchCancelled(t *testing.T) {
+	srv := newSDKServer(t, func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "busy", http.StatusBadGateway) })
+	ctx, cancel := context.WithCancel(context.Background())
+	d := Download{Name: "SDK", URL: srv.URL + "/sdk.gz", SHA256: sha(nil), Path: filepath.Join(t.TempDir(), "sdk.tar.gz")}
+	_, err := fetch(ctx, srv.Client(), d, logger(&bytes.Buffer{}), func(ctx context.Context, _ time.Duration) error {
+		cancel()
+		return ctx.Err()
+	})
+	assert.EqualError(t, err, "cannot download SDK from "+d.URL+": the server answered 502 Bad Gateway")
+	assert.Equal(t, int32(1), srv.requests.Load())
+	assert.Empty(t, dirEntries(t, filepath.Dir(d.Path)))
 }

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
@@ -155,6 +156,8 @@ type Env struct {
 	Host func(dir string) (run.HostFacts, error)
 	// LookPath finds a program on PATH.
 	LookPath func(name string) (string, error)
+	// Swaps lists the active swap files and devices (/proc/swaps).
+	Swaps func() ([]string, error)
 	// HTTP downloads the SDKs.
 	HTTP *http.Client
 	// Getenv reads RUNNER_TEMP, HOME, RUNNER_OS, RUNNER_ARCH, GITHUB_ACTION_PATH and EXE_EXPO_ROOT.
@@ -171,7 +174,8 @@ func HostEnv(stdout io.Writer) Env {
 		Glob:     filepath.Glob,
 		Host:     run.Host,
 		LookPath: exec.LookPath,
-		HTTP:     &http.Client{},
+		Swaps:    procSwaps,
+		HTTP:     &http.Client{Transport: transport()},
 		Getenv:   os.Getenv,
 		Stdout:   stdout,
 	}
@@ -204,6 +208,35 @@ func reason(err error) string {
 		return ee.Err.Error()
 	}
 	return err.Error()
+}
+
+// transport is Go's default one, with a bound on the wait for an answer's headers: a
+// publisher that accepts the connection and never answers would otherwise hold the job
+// until its timeout. The body has none, since an SDK takes minutes to arrive.
+func transport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.ResponseHeaderTimeout = time.Minute
+	return t
+}
+
+// procSwaps reads /proc/swaps.
+func procSwaps() ([]string, error) {
+	data, err := os.ReadFile("/proc/swaps")
+	if err != nil {
+		return nil, err
+	}
+	return parseSwaps(string(data)), nil
+}
+
+// parseSwaps is the first column of /proc/swaps below its header.
+func parseSwaps(text string) []string {
+	var out []string
+	for i, line := range strings.Split(text, "\n") {
+		if f := strings.Fields(line); i > 0 && len(f) > 0 {
+			out = append(out, f[0])
+		}
+	}
+	return out
 }
 
 func statFS(path string) (FS, error) {
