@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -132,4 +133,22 @@ func TestTestWorkflowSetsEveryInput(t *testing.T) {
 		assert.True(t, used["./actions/"+name], "testdata/uses-actions.yml does not use ./actions/%s", name)
 	}
 	assert.True(t, used["./"], "testdata/uses-actions.yml does not use the root action")
+}
+
+// TestReadmeExamplesLint: the copy-paste examples of README.md's section for users of the
+// actions are valid workflows' jobs (actionlint knows nothing of the remote actions they
+// use, so this checks their syntax and expressions, not their inputs).
+func TestReadmeExamplesLint(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(data), "\n## Using the actions from another repository\n")
+	require.True(t, ok, "README.md has no section for users of the actions")
+	section, _, _ = strings.Cut(section, "\n## ")
+	examples := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(section, -1)
+	require.Len(t, examples, 3, "the root action, one action at a time, the reusable workflow")
+	for i, m := range examples {
+		wf := "name: Example\non: workflow_dispatch\npermissions: {}\n" + m[1]
+		errs := lintWithActions(t, []byte(wf))
+		assert.Empty(t, errs, "example %d:\n%s", i+1, describe(errs))
+	}
 }
