@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/gate"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/verify"
 )
@@ -23,7 +27,7 @@ func init() {
 	register(Command{
 		Name:    "gate",
 		Summary: "grade an export folder's files against their fp32 source on the decision gate's prompts",
-		Usage:   "OUT --source DIR [--backend B] [--reference gate.json] [--python P]",
+		Usage:   "OUT --source DIR|MODEL_ID [--revision R] [--work DIR] [--backend B] [--reference gate.json] [--python P]",
 		Flags:   gateFlags,
 	})
 }
@@ -56,8 +60,10 @@ func smokeFlags(fs *flag.FlagSet) func(Env, []string) int {
 
 func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
 	var o checkOpts
-	o.flags(fs, "the fp32 source model folder (weights and chat template; required)")
+	o.flags(fs, "the fp32 source: a model folder, or a Hub id downloaded into --work (weights only when there is no reference yet)")
 	ref := fs.String("reference", "", "gate.json to grade against; made from --source when it does not exist (default: OUT/gate.json)")
+	revision := fs.String("revision", "main", "Hub revision of a --source given as a Hub id")
+	work := fs.String("work", "gate-work", "folder a --source given as a Hub id is downloaded into")
 	return func(env Env, args []string) int {
 		if len(args) != 1 || o.source == "" {
 			fmt.Fprintln(env.Stderr, "gate: give exactly one OUT folder, and the fp32 source with --source")
@@ -71,6 +77,10 @@ func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
 		if *ref == "" {
 			*ref = filepath.Join(args[0], "gate.json")
 		}
+		if g.Source, err = gateSource(env, o.source, *revision, *work, *ref); err != nil {
+			fmt.Fprintf(env.Stderr, "gate: %v\n", err)
+			return ExitFailed
+		}
 		r := drivers.Runner{Python: o.python, Log: env.Stderr}
 		reference, err := g.Reference(env.Ctx, r, *ref)
 		if err != nil {
@@ -81,6 +91,30 @@ func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
 			return g.Measure(env.Ctx, r, args[0], path, reference)
 		})
 	}
+}
+
+// gateSource is the folder the gate reads the source from: src itself when it is a folder;
+// a Hub id is downloaded into work/source, with its weights only when the fp32 reference
+// must still be made (the measure needs the tokenizer and chat template alone).
+func gateSource(env Env, src, revision, work, ref string) (string, error) {
+	if info, err := os.Stat(src); err == nil && info.IsDir() {
+		return src, nil
+	}
+	if !model.ValidID(src) {
+		return "", fmt.Errorf("--source %s is neither a model folder nor a Hub id such as Qwen/Qwen3-0.6B", src)
+	}
+	_, err := os.Stat(ref)
+	weights := errors.Is(err, fs.ErrNotExist)
+	f, err := newFetcher(env)
+	if err != nil {
+		return "", err
+	}
+	maskTokens(env)
+	dir := filepath.Join(work, "source")
+	if _, err := f.Fetch(env.Ctx, src, revision, dir, weights); err != nil {
+		return "", fmt.Errorf("download %s@%s: %w", src, revision, err)
+	}
+	return dir, nil
 }
 
 // loadGate reads the gate's rows from config and its prompt file.

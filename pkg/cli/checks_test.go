@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/experimentalmachines/exe-expo/pkg/export/exporttest"
+	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 )
 
@@ -88,4 +90,36 @@ func TestCheckCommandsRefuse(t *testing.T) {
 			streamHas(t, "stderr", errs, tc.errs)
 		})
 	}
+}
+
+// TestGateSourceFromHub gives gate a Hub id: it is downloaded into --work, without the
+// weights when a reference already exists (the measure reads only the tokenizer and chat
+// template), with them when the fp32 reference must still be made.
+func TestGateSourceFromHub(t *testing.T) {
+	dir := exporttest.ModelDir(t, "Qwen/Qwen3-0.6B")
+	srv := hubtest.New(t)
+	_, err := srv.AddModelDir("Qwen/Qwen3-0.6B", dir, hubtest.PipelineTag("text-generation"))
+	require.NoError(t, err)
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("HF_TOKEN", "")
+	t.Setenv("EXE_EXPO_OFFLINE", "")
+	out, _ := checkFolder(t, 1000)
+
+	work := t.TempDir()
+	ref := filepath.Join(t.TempDir(), "gate.json")
+	require.NoError(t, os.WriteFile(ref, []byte(`{"prompt":{"file":"other","sha256":"0000"},"rows":{}}`), 0o644))
+	code, _, errs := run(t, "gate", out, "--source", "Qwen/Qwen3-0.6B", "--work", work, "--reference", ref)
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, errs, "was made with prompt file other")
+	assert.FileExists(t, filepath.Join(work, "source", "config.json"))
+	assert.NoFileExists(t, filepath.Join(work, "source", "model.safetensors"), "weights fetched for a gate that has its reference")
+
+	work = t.TempDir()
+	code, _, errs = run(t, "gate", out, "--source", "Qwen/Qwen3-0.6B", "--work", work, "--python", filepath.Join(t.TempDir(), "no-python"))
+	assert.Equal(t, ExitFailed, code, errs)
+	assert.FileExists(t, filepath.Join(work, "source", "model.safetensors"), "the fp32 reference needs the weights")
+
+	code, _, errs = run(t, "gate", out, "--source", "no such folder")
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, errs, "gate: --source no such folder is neither a model folder nor a Hub id such as Qwen/Qwen3-0.6B")
 }
