@@ -107,6 +107,8 @@ func Summary(in Inputs, r *Result) string {
 		row("disk freed", fmt.Sprintf("%s (%d preinstalled folders deleted)", human(r.Freed.Bytes), len(r.Freed.Paths)))
 	}
 	switch {
+	case r.Untouched != "":
+		row("disk and swap", r.Untouched)
 	case in.SwapGiB == 0:
 		row("swap file", "none asked")
 	case r.Swap.Added:

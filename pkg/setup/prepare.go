@@ -102,6 +102,8 @@ type Result struct {
 	SDKs                     []SDKResult
 	QNNRoot                  string
 	NeuroDir                 string
+	// Untouched says why disk and swap were left as they were.
+	Untouched string
 }
 
 // SDKResult is one SDK as setup found it.
@@ -118,6 +120,13 @@ type SDKResult struct {
 // last have ExecuTorch stage QAIRT (it needs the installed ExecuTorch).
 func Prepare(ctx context.Context, c Config, in Inputs, env Env, log Logger) (*Result, error) {
 	res := &Result{}
+	if act := env.Getenv("ACT"); act != "" && (in.FreeDisk || in.SwapGiB > 0) {
+		// nektos/act in host mode runs the steps on the machine itself: deleting its
+		// toolchains or adding swap to it is not what a test run asks for.
+		res.Untouched = "under act (ACT=" + act + "): the runner is this machine, so no disk is freed and no swap added"
+		log.Infof("%s", res.Untouched)
+		in.FreeDisk, in.SwapGiB = false, 0
+	}
 	if in.FreeDisk {
 		log.Group("Free disk")
 		f := FreeDisk(ctx, env, log)

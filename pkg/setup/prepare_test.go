@@ -215,3 +215,21 @@ func TestRoot(t *testing.T) {
 	_, err = Root(h.env())
 	assert.EqualError(t, err, "neither EXE_EXPO_ROOT nor GITHUB_ACTION_PATH is set: run setup-export as an action, or set EXE_EXPO_ROOT to the exe-expo checkout")
 }
+
+// TestPrepareUnderAct: nektos/act in host mode runs on the machine itself, which setup
+// then leaves alone: no deletions, no swap.
+func TestPrepareUnderAct(t *testing.T) {
+	r := newRunner(t)
+	h := r.host(t)
+	h.vars["ACT"] = "true"
+	h.globs = map[string][]string{"/usr/share/dotnet": {"/usr/share/dotnet"}}
+	var buf bytes.Buffer
+	in := Inputs{Backend: "xnnpack", SwapGiB: 16, FreeDisk: true, WorkRoot: r.data}
+	res, err := Prepare(context.Background(), configFor(t, "xnnpack"), in, h.env(), logger(&buf))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"go build -o " + r.temp + "/exe-expo-bin/exe-expo ./cmd/exe-expo"}, h.argv())
+	assert.Nil(t, res.Freed)
+	assert.False(t, res.Swap.Added)
+	assert.Contains(t, buf.String(), "under act (ACT=true): the runner is this machine, so no disk is freed and no swap added\n")
+	assert.Contains(t, Summary(in, res), "| disk and swap | under act (ACT=true): the runner is this machine, so no disk is freed and no swap added |\n")
+}
