@@ -92,16 +92,44 @@ const stderrKept = 64 << 10
 
 // cli runs the CLI with args. Its stderr goes to the step log as it comes and its tail is
 // kept for the annotation; its stdout is kept, and passed on to the log too when show is
-// set (plan's JSON is read, not shown).
+// set (plan's JSON is read, not shown). Unshown, its workflow commands still reach the
+// runner as they come: the CLI masks the tokens of the job's environment that way.
 func (e Env) cli(args []string, show bool) result {
 	var out bytes.Buffer
 	errs := &tail{max: stderrKept}
-	stdout := io.Writer(&out)
+	stdout := io.MultiWriter(&out, &commands{w: e.Stdout})
 	if show {
 		stdout = io.MultiWriter(&out, e.Stdout)
 	}
 	code := e.Run(e.Ctx, args, stdout, io.MultiWriter(errs, e.Stderr))
 	return result{code: code, stdout: out.String(), stderr: string(errs.buf)}
+}
+
+// commands passes on to w the lines written to it that are workflow commands ("::"), each
+// once it is complete.
+type commands struct {
+	w    io.Writer
+	line []byte
+}
+
+func (c *commands) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.line = append(c.line, p...)
+			break
+		}
+		c.line = append(c.line, p[:i+1]...)
+		p = p[i+1:]
+		if bytes.HasPrefix(c.line, []byte("::")) {
+			if _, err := c.w.Write(c.line); err != nil {
+				return n, err
+			}
+		}
+		c.line = c.line[:0]
+	}
+	return n, nil
 }
 
 // tail keeps the last max bytes written to it.

@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -82,7 +83,7 @@ func TestSizeWindow(t *testing.T) {
 			"MediaTek NeuroPilot does not take org/M-1B: the MediaTek scripts have no SmolLM3 model definition"},
 		{"plan failed", "mediatek", nil, fakeCLI{code: 2, stderr: "plan: org/M-1B: the Hub says 404\n"}, 2, nil,
 			"plan: org/M-1B: the Hub says 404"},
-		{"plan printed no plan", "mediatek", nil, fakeCLI{stdout: "::add-mask::x\n"}, 2, nil,
+		{"plan printed no plan", "mediatek", nil, fakeCLI{stdout: "plan: none\n"}, 2, nil,
 			"exe-expo plan --json printed no plan of org/M-1B on stdout"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,6 +103,20 @@ func TestSizeWindow(t *testing.T) {
 			assert.Equal(t, tc.outputs, s.outputs(t))
 		})
 	}
+}
+
+// TestSizeWindowPassesTheCLIsMasks: plan's JSON stays off the log, but the ::add-mask::
+// lines the CLI writes for the job's tokens reach the runner, before the plan is read.
+func TestSizeWindowPassesTheCLIsMasks(t *testing.T) {
+	s := newStep(t, map[string]string{"model-id": "org/M-1B", "backend": "mediatek"})
+	fake := &fakeCLI{answer: func(_ []string, stdout, _ io.Writer) int {
+		_, _ = io.WriteString(stdout, "::add-mask::hf_job")
+		_, _ = io.WriteString(stdout, "\n::add-mask::ghs_job\n"+planJSON(t, chipPlan(true))+"::warning::partial")
+		return 0
+	}}
+	require.Equal(t, 0, SizeWindow(s.envWith(fake.run)))
+	assert.Equal(t, "::add-mask::hf_job\n::add-mask::ghs_job\n", s.log.String())
+	assert.Contains(t, s.outputs(t)["windows"], `"window":2048`)
 }
 
 // TestSizingTable: the step summary lists every requested window with its host need, runner
