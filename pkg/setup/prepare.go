@@ -88,25 +88,28 @@ func PlanFor(c Config, in Inputs, env Env) Plan {
 
 // Result is what Prepare did, for the outputs and the step summary.
 type Result struct {
-	Host    run.HostFacts
-	Places  []Place
-	Work    Place
-	WorkDir string
-	HFHome  string
-	Freed   *Freed
-	Swap    Swap
-	Bin     string
-	Python  Python
+	Host run.HostFacts
+	// Places are the file systems weighed, Work the one holding WorkDir and HFHome.
+	Places          []Place
+	Work            Place
+	WorkDir, HFHome string
+	// Freed is nil when free-disk was false.
+	Freed *Freed
+	Swap  Swap
+	// Bin is the folder of the built exe-expo.
+	Bin    string
+	Python Python
 	// Installed and ToolInstalled are the requirements of the main python and the tool venv.
 	Installed, ToolInstalled []string
 	SDKs                     []SDKResult
-	QNNRoot                  string
-	NeuroDir                 string
+	// QNNRoot is where QAIRT is staged, NeuroDir where the NeuroPilot wheels are.
+	QNNRoot, NeuroDir string
 	// Untouched says why disk and swap were left as they were.
 	Untouched string
 }
 
-// SDKResult is one SDK as setup found it.
+// SDKResult is one SDK as setup found it: where it came from, whether the actions cache
+// already held it, and the folder it is in.
 type SDKResult struct {
 	SDK
 	Source string

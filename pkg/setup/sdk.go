@@ -10,9 +10,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
@@ -157,9 +157,9 @@ func download(ctx context.Context, client *http.Client, d Download, w io.Writer,
 // urlReason drops the `Get "URL": ` Go puts before a transport error; the message already
 // names the URL.
 func urlReason(err error) string {
-	var ue interface{ Unwrap() error }
-	if errors.As(err, &ue) && strings.HasPrefix(err.Error(), "Get ") {
-		return ue.Unwrap().Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
 	}
 	return err.Error()
 }

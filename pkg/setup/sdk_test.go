@@ -299,3 +299,21 @@ func TestFetchCancelled(t *testing.T) {
 	assert.Equal(t, int32(1), srv.requests.Load())
 	assert.Empty(t, dirEntries(t, filepath.Dir(d.Path)))
 }
+
+// TestFetchUnreachable: a publisher that cannot be reached is tried three times and named
+// in words, without Go's `Get "URL":` prefix.
+func TestFetchUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL + "/sdk.gz"
+	srv.Close()
+	d := Download{Name: "SDK", URL: url, SHA256: sha(nil), Path: filepath.Join(t.TempDir(), "sdk.tar.gz")}
+	tries := 0
+	_, err := fetch(context.Background(), http.DefaultClient, d, logger(&bytes.Buffer{}), func(context.Context, time.Duration) error {
+		tries++
+		return nil
+	})
+	require.Error(t, err)
+	assert.Equal(t, 2, tries, "three attempts")
+	assert.True(t, strings.HasPrefix(err.Error(), "cannot download SDK from "+url+": dial tcp "), err.Error())
+	assert.NotContains(t, err.Error(), `Get "`)
+}
