@@ -27,6 +27,7 @@ import (
 // inspect, fails the files whose name starts with "bad".
 const stub = `#!/bin/sh
 printf '%s\n' "$*" >> "$STUB_ARGS"
+if [ "$1" = gate ] && [ -n "$STUB_GATE_RC" ]; then exit "$STUB_GATE_RC"; fi
 if [ "$1" = inspect ]; then
   case "$(basename "$2")" in bad*) exit 2 ;; esac
   exit 0
@@ -39,7 +40,13 @@ exit "$STUB_RC"
 // script is one step's run: block from a committed workflow.
 func script(t *testing.T, file, job, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(root, OutputDir, file))
+	return scriptAt(t, filepath.Join(root, OutputDir, file), job, name)
+}
+
+// scriptAt is one step's run: block from the workflow file at path.
+func scriptAt(t *testing.T, file, job, name string) string {
+	t.Helper()
+	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	run, _ := step(t, decode(t, data).jobs()[job], name)["run"].(string)
 	require.NotEmpty(t, run, "%s jobs.%s step %q has no run:", file, job, name)
@@ -301,6 +308,47 @@ func TestVerifyStepChecksEveryFile(t *testing.T) {
 			for _, rep := range reports {
 				_, err := os.Stat(filepath.Join(r.dir, "checked", rep))
 				assert.Equal(t, tc.files != "[]", err == nil, "%s kept for publish: %v", rep, err)
+			}
+		})
+	}
+}
+
+// TestVerifyStepGatesWithReference runs the verify check of an export workflow with a solve
+// job (rendered as the golden with every command): after smoke passes, the gate grades the
+// files against the solve job's fp32 reference when there is one, and its failure stops
+// the publish.
+func TestVerifyStepGatesWithReference(t *testing.T) {
+	verifyScript := scriptAt(t, filepath.Join("testdata", "every-command", "export-xnnpack.yml"), "verify", "Check every file")
+	smokeCall := "smoke out --backend xnnpack"
+	gateCall := "gate out --source Qwen/Qwen3-0.6B --revision main --reference codes/gate.json --backend xnnpack --work "
+	for _, tc := range []struct {
+		name         string
+		reference    bool
+		gateRC, code int
+		files        string
+		calls        []string
+	}{
+		{"gate passes", true, 0, 0, `["xnnpack/a-2k.pte"]`, []string{smokeCall, gateCall}},
+		{"gate fails", true, 2, 2, `[]`, []string{smokeCall, gateCall}},
+		{"no reference", false, 2, 0, `["xnnpack/a-2k.pte"]`, []string{smokeCall}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := map[string]string{"BACKEND": "xnnpack", "MODEL_ID": "Qwen/Qwen3-0.6B", "REVISION": "main", "PLAN_SKIPPED": "[]", "STUB_GATE_RC": strconv.Itoa(tc.gateRC)}
+			r := runStep(t, verifyScript, env, answer{}, func(dir string) {
+				for _, p := range []string{"out/xnnpack/a-2k.pte", "out/xnnpack/export-report-2k.json"} {
+					require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+					require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o644))
+				}
+				if tc.reference {
+					require.NoError(t, os.MkdirAll(filepath.Join(dir, "codes"), 0o755))
+					require.NoError(t, os.WriteFile(filepath.Join(dir, "codes", "gate.json"), []byte("{}"), 0o644))
+				}
+			})
+			assert.Equal(t, tc.code, r.code, r.log)
+			assert.Equal(t, tc.files, r.outputs["files"])
+			require.Len(t, r.args, len(tc.calls))
+			for i, want := range tc.calls {
+				assert.True(t, strings.HasPrefix(r.args[i], want), "call %d: %q, want %q…", i, r.args[i], want)
 			}
 		})
 	}
