@@ -13,6 +13,8 @@ type Config struct {
 	Chips   map[string]Chip `yaml:"chips"`
 	// Gate is the decision gate's prompts.
 	Gate Gate `yaml:"gate"`
+	// Calibration is the GPTQ solve's calibration rows.
+	Calibration Calibration `yaml:"calibration"`
 
 	// Versions comes from versions.env, not from the YAML file.
 	Versions Versions `yaml:"-"`

@@ -108,6 +108,7 @@ func (c *Config) validate(root *yaml.Node) error {
 	c.validateExport(v)
 	c.validateRunners(v)
 	c.validateGate(v)
+	c.validateCalibration(v)
 	return v.err
 }
 
