@@ -9,13 +9,20 @@ import (
 const SolveModelScript = "solve_model.py"
 
 // SolveModel is solve_model.py's input: the eager model to build, the calibration rows
-// (a JSON file of token-id lists), and which linears to solve in which order.
+// (a JSON file of SolveRow), and which linears to solve in which order.
 type SolveModel struct {
 	Out  string `json:"out"`
 	Rows string `json:"rows"`
 	Grid
 	Blocks []Block    `json:"blocks"`
 	Model  EagerModel `json:"model"`
+}
+
+// SolveRow is one calibration row of the rows file: its token ids, and the first position
+// whose activations enter the Hessians (the positions before it are run as context only).
+type SolveRow struct {
+	Tokens   []int `json:"tokens"`
+	KeepFrom int   `json:"keep_from"`
 }
 
 // Block is one decoder layer (Module "layers.<i>") or, with Module empty, a part of the

@@ -9,15 +9,21 @@ their solved codes, so every layer is solved on the inputs it will really see. A
 outputs become the next block's inputs, so the solve costs one pass per layer, not one
 whole-model pass per linear. A block with no module ("output") runs the whole model.
 Every row is a sequence of its own: what a module carries from one call to the next
-(LFM2's short-convolution state) is reset before each row is run.
+(LFM2's short-convolution state) is reset before each row is run. A row may say from which
+position on it counts (keep_from): the whole row is run, so every position sees its
+context, but only positions from keep_from on enter the Hessians. The calibration gives
+every app row but the first the length of the head they share (system prompt, primer,
+tools), so that head is counted once, not once per row.
 
-Plan: {"out": path, "rows": path (JSON list of token-id lists),
+Plan: {"out": path, "rows": path (JSON list of rows: a token-id list, or
+       {"tokens": [ids], "keep_from": k}),
        "blocks": [{"module": "layers.0", "groups": [[name, ...], ...]}, ...,
                   {"module": "", "groups": [["output"]]}],
        "damp", "group_size", "block_size", "clips", "half_range", "qmin", "qmax",
        "fake_quant_activations",
        "model": {"model_class", "params", "checkpoint", "max_seq_length", "lfm2_state_fix"}}
-Result: {"out", "seconds", "rows", "positions", "linears": [gptq.py's per-linear stats]}
+Result: {"out", "seconds", "rows", "positions" (those counted, from keep_from on),
+         "linears": [gptq.py's per-linear stats]}
 Error: {"error": message, "linear": name or null} on stdout, exit status 1.
 """
 
@@ -57,11 +63,14 @@ def capture(torch, run, feeds, module, transform=None):
     return out
 
 
-def group_hessian(torch, run, feeds, module, plan):
-    """H = sum over every position of every feed of x^T x, x what module receives."""
+def group_hessian(torch, run, feeds, module, plan, keeps=None):
+    """H = sum over every counted position of every feed of x^T x, x what module receives;
+    keeps[i] is the first position of feed i that counts (all when keeps is None)."""
+    keep = iter(keeps or [])
 
     def gram(x):
-        x = x.detach().reshape(-1, x.shape[-1]).to(torch.float64)
+        x = x.detach()[:, next(keep, 0):]  # [1, positions, features]: the positions that count
+        x = x.reshape(-1, x.shape[-1]).to(torch.float64)
         if plan.get("fake_quant_activations"):
             x = gptq.fake_quant_tokens(torch, x)
         return x.T @ x
@@ -120,8 +129,8 @@ def per_row(model, run):
     return call
 
 
-def solve_model(torch, model, rows, plan, log=lambda msg: None):
-    """Solves every group in order. Returns (codes, stats)."""
+def solve_model(torch, model, rows, plan, log=lambda msg: None, keeps=None):
+    """Solves every group in order; keeps[i] is row i's keep_from. Returns (codes, stats)."""
     modules = dict(model.named_modules())
     codes, stats = {}, []
     tokens = [torch.tensor([r], dtype=torch.long) for r in rows]
@@ -147,7 +156,7 @@ def solve_model(torch, model, rows, plan, log=lambda msg: None):
             run, feeds = whole, tokens
         for group in block["groups"]:
             start = time.time()
-            h = group_hessian(torch, run, feeds, modules[group[0]], plan)
+            h = group_hessian(torch, run, feeds, modules[group[0]], plan, keeps)
             solve_group(torch, modules, group, h, plan, codes, stats, start)
             log("solved %s in %.1fs" % (", ".join(group), time.time() - start))
         if name:  # this block's outputs feed the next block
@@ -189,16 +198,28 @@ def llm_config(m):
     return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(LlmConfig), keys))
 
 
+def read_rows(path):
+    """The rows file: (token-id lists, keep_from per row)."""
+    rows, keeps = [], []
+    for i, r in enumerate(json.load(open(path))):
+        tokens, keep = (r["tokens"], int(r.get("keep_from", 0))) if isinstance(r, dict) else (r, 0)
+        if not 0 <= keep < len(tokens):
+            raise gptq.SolveError("calibration row %d keeps from position %d of its %d" % (i, keep, len(tokens)), None)
+        rows.append(tokens)
+        keeps.append(keep)
+    return rows, keeps
+
+
 def run(plan):
     import torch
 
     start = time.time()
-    rows = json.load(open(plan["rows"]))
+    rows, keeps = read_rows(plan["rows"])
     model = build_executorch(torch, plan["model"])
-    codes, stats = solve_model(torch, model, rows, plan, lambda msg: print(msg, file=sys.stderr, flush=True))
+    codes, stats = solve_model(torch, model, rows, plan, lambda msg: print(msg, file=sys.stderr, flush=True), keeps)
     driver_io.save_atomically(torch, codes, plan["out"])
     return {"out": plan["out"], "seconds": round(time.time() - start, 3), "rows": len(rows),
-            "positions": sum(len(r) for r in rows), "linears": stats}
+            "positions": sum(len(r) - k for r, k in zip(rows, keeps)), "linears": stats}
 
 
 def main():

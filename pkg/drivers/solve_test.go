@@ -122,3 +122,25 @@ func TestSolveModelRowsIndependent(t *testing.T) {
 	assert.False(t, r.Unfixed.OutProjSame, "without the reset the convolution state should leak into out_proj's inputs")
 	assert.False(t, r.Unfixed.Layer1Same, "without the reset the convolution state should leak into layer 1")
 }
+
+// TestSolveModelKeepFrom: the positions before a row's keep_from are run as context but
+// left out of the Hessian, which equals x^T x summed here over the kept positions alone;
+// the rows file takes both row forms and refuses a row that would count nothing.
+func TestSolveModelKeepFrom(t *testing.T) {
+	py := torchPython(t)
+	var r struct {
+		KeptMatches  float64 `json:"kept_matches"`
+		KeptScale    float64 `json:"kept_scale"`
+		EveryDiffers float64 `json:"every_differs"`
+		Read         [][]any `json:"read"`
+		Refused      string  `json:"refused"`
+	}
+	pyJSON(t, py, &r, filepath.Join("testdata", "solve_keep_check.py"), t.TempDir())
+	require.Positive(t, r.KeptScale)
+	assert.Less(t, r.KeptMatches, 1e-9*r.KeptScale, "the Hessian over kept positions differs from x^T x summed by hand")
+	assert.Greater(t, r.EveryDiffers, 1e-3*r.KeptScale, "keep_from changed nothing, so the check compares nothing")
+	require.Len(t, r.Read, 2)
+	assert.Equal(t, []any{[]any{1.0, 2.0, 3.0}, []any{4.0, 5.0, 6.0, 7.0}, []any{8.0, 9.0}}, r.Read[0])
+	assert.Equal(t, []any{0.0, 2.0, 0.0}, r.Read[1])
+	assert.Equal(t, "calibration row 0 keeps from position 2 of its 2", r.Refused)
+}
