@@ -29,9 +29,21 @@ func checkArgs(e Env, command string) ([]string, error) {
 	}
 	args = flags(args, "--backend", e.GH.GetInput("backend"), "--python", e.GH.GetInput("python"), "--config", e.GH.GetInput("config"))
 	if command == "gate" {
-		args = flags(args, "--reference", e.GH.GetInput("reference"))
+		args = flags(args, "--reference", e.GH.GetInput("reference"), "--revision", e.GH.GetInput("revision"), "--work", gateWork(e))
 	}
 	return args, nil
+}
+
+// gateWork is where a source given as a Hub id is downloaded: the work input, else under
+// $RUNNER_TEMP (action.yml defaults cannot read the runner context), else the CLI's default.
+func gateWork(e Env) string {
+	if w := e.GH.GetInput("work"); w != "" {
+		return w
+	}
+	if tmp := e.GH.Getenv("RUNNER_TEMP"); tmp != "" {
+		return filepath.Join(tmp, "exe-expo-gate-work")
+	}
+	return ""
 }
 
 // Smoke runs `exe-expo smoke` on an export folder: the size check of every file and a smoke
@@ -39,11 +51,16 @@ func checkArgs(e Env, command string) ([]string, error) {
 // files whose reports have no blocker, relative to out, as JSON).
 func Smoke(e Env) int { return runCheck(e, "smoke") }
 
-// Gate runs `exe-expo gate` on an export folder against its fp32 source, with the same
-// outputs as Smoke.
+// Gate runs `exe-expo gate` on an export folder against its fp32 source (a folder, or a Hub
+// id downloaded with the hf-token input), with the same outputs as Smoke.
 func Gate(e Env) int { return runCheck(e, "gate") }
 
 func runCheck(e Env, command string) int {
+	if command == "gate" { // the gate downloads a source given as a Hub id
+		if err := e.maskSecrets(hfToken); err != nil {
+			return e.fail(command, cli.ExitFailed, "%v", err)
+		}
+	}
 	args, err := checkArgs(e, command)
 	if err != nil {
 		return e.fail(command, cli.ExitFailed, "%v", err)
