@@ -205,6 +205,7 @@ func standins(t *testing.T, root string) map[string]string {
 		"actions/setup-go":          "setup",
 		"actions/setup-python":      "setup",
 		"actions/checkout":          "setup",
+		"actions/cache":             "setup",
 	}
 	out := map[string]string{}
 	for action, dir := range local {

@@ -239,7 +239,7 @@ func TestExportStepTurnsASkipIntoAGreenJob(t *testing.T) {
 			legWindow{Window: 32768, Reason: reason}},
 	} {
 		exportScript := script(t, tc.file, "export", "Export")
-		env := map[string]string{"MODEL_ID": "Qwen/Qwen3-0.6B", "REVISION": "main", "BACKEND": tc.backend, "CONTEXT": "32768"}
+		env := map[string]string{"MODEL_ID": "Qwen/Qwen3-0.6B", "REVISION": "main", "BACKEND": tc.backend, "CONTEXT": "32768", "WORK_DIR": "/runner/exe-expo-work"}
 		for k, v := range tc.env {
 			env[k] = v
 		}
@@ -251,7 +251,7 @@ func TestExportStepTurnsASkipIntoAGreenJob(t *testing.T) {
 			}
 			assert.Equal(t, want, r.code, "%s, exe-expo exits %d: %s", tc.file, rc, r.log)
 			require.Len(t, r.args, 1)
-			assert.Regexp(t, `^export --backend `+tc.backend+` Qwen/Qwen3-0.6B --revision main --context 32768`+tc.args+` --out out --work \S+/work$`, r.args[0])
+			assert.Regexp(t, `^export --backend `+tc.backend+` Qwen/Qwen3-0.6B --revision main --context 32768`+tc.args+` --out out --work /runner/exe-expo-work$`, r.args[0])
 			assert.Contains(t, r.log, reason, "the tool's log reaches the job's log")
 			data, err := os.ReadFile(filepath.Join(r.dir, "out", tc.skipFile))
 			if rc != cli.ExitSkipped {

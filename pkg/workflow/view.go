@@ -41,6 +41,9 @@ type view struct {
 	Export *exportView
 	// Probes are the backends probe-runner can export: those built once, for no chip.
 	Probes []exportView
+	// Audited is the backend audit-published grades: the first whose files the x86 checker
+	// runs (the gate needs that).
+	Audited string
 	// Schedule is the watcher's cron (watch.schedule); empty: by hand only.
 	Schedule string
 }
@@ -60,6 +63,9 @@ type exportView struct {
 	GPTQ   bool
 	// SourceTree is the folder of the ExecuTorch source its recipe runs, if any.
 	SourceTree string
+	// Smoke says the x86 checker runs its files, so the verify job needs ExecuTorch's
+	// runtime; other backends get the structural check in Go alone.
+	Smoke bool
 }
 
 // plan lists the files to render: one export workflow per exportable backend, in plan
@@ -99,6 +105,11 @@ func newView(cfg *config.Config) (view, error) {
 	if v.Checker, ok = smallest(cfg.Runners, checkArch); !ok {
 		return v, fmt.Errorf("pipeline.yaml lists no %s runner: the checks run on x86-64 because ExecuTorch's LLM runner is built for it", checkArch)
 	}
+	for _, b := range backend.Exportable() {
+		if b.Smoke && v.Audited == "" {
+			v.Audited = b.Name
+		}
+	}
 	if v.Solver, ok = cfg.Runner(cfg.Export.Solve.Runner); !ok {
 		return v, fmt.Errorf("pipeline.yaml: export.solve.runner %q is not one of the runners", cfg.Export.Solve.Runner)
 	}
@@ -124,7 +135,7 @@ func smallest(runners []config.Runner, arch string) (config.Runner, bool) {
 func exportOf(cfg *config.Config, b *backend.Backend) exportView {
 	ev := exportView{
 		Name: b.Name, Title: b.Title, Windows: b.Windows(cfg),
-		LLM: b.LLM, GPTQ: b.Actions.GPTQ, SourceTree: b.Tools.SourceTree,
+		LLM: b.LLM, GPTQ: b.Actions.GPTQ, SourceTree: b.Tools.SourceTree, Smoke: b.Smoke,
 	}
 	if b.LLM {
 		ev.QModes = config.QModes()
