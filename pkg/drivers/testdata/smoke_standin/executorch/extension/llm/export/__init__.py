@@ -1,0 +1,1 @@
+"""Stand-in for the ExecuTorch wheel in the solve's tests."""

@@ -1,0 +1,105 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/drivers"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/recipe"
+	"github.com/experimentalmachines/exe-expo/pkg/report"
+)
+
+// Checkpoint is a model made ready for the GPTQ solve: the source folder (weights,
+// tokenizer, chat template) and ExecuTorch's checkpoint with the params file and model
+// class an XNNPACK export would build the same model from, so the codes fit the linears
+// the export quantizes.
+type Checkpoint struct {
+	Source *model.Source
+	// Dir holds the source's files: the local folder, or Work/source.
+	Dir string
+	// Work is the working folder, absolute; the drivers are written to Work/drivers.
+	Work       string
+	Checkpoint string
+	Params     string
+	ModelClass string
+	Arch       model.Arch
+	// LFM2 asks for the short-convolution state fix the export applies too.
+	LFM2 bool
+}
+
+// solveBackend is the recipe whose checkpoint the solve reads: the export_llm recipes
+// (XNNPACK, Vulkan) build the same eager model from the same params and checkpoint.
+const solveBackend = "xnnpack"
+
+// PrepareCheckpoint checks the request as Run does (the model, the python, the folders),
+// refuses a model the export_llm recipes cannot build, downloads a Hub model with its
+// weights into Work/source and converts it as an XNNPACK export would, without building
+// any program. Out is the folder the solve writes into; Backend and Window are ignored.
+func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err error) {
+	o.Backend, o.Window, o.SoC, o.QMode, o.Codes = solveBackend, 0, "", "", ""
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	defer func() {
+		if err != nil {
+			o.cleanUp()
+		}
+	}()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	src, err := o.source(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := backend.Evaluate(o.Config, src)
+	if len(v.Reasons) > 0 {
+		return nil, fmt.Errorf("%s is not eligible: %s", src.ID, joinReasons(v.Reasons))
+	}
+	if b := v.Backend(o.Backend); !b.OK {
+		return nil, fmt.Errorf("%s cannot be exported to %s, whose codes the solve makes: %s", src.ID, o.Backend, b.Reason)
+	}
+	r, err := backend.Build(o.Config, recipe.Request{Backend: o.Backend, Source: src, Window: o.spec().Windows(o.Config)[0],
+		Work: o.Work, SourceDir: o.srcDir, Python: o.Python})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := o.checkToolchain(ctx); err != nil {
+		return nil, err
+	}
+	if err := o.download(ctx, src); err != nil {
+		return nil, err
+	}
+	return o.writeCheckpoint(ctx, src, r)
+}
+
+// writeCheckpoint writes the drivers and the recipe's params file and converts the source.
+func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, r *recipe.Recipe) (*Checkpoint, error) {
+	if _, err := drivers.WriteScripts(filepath.Join(o.Work, "drivers")); err != nil {
+		return nil, err
+	}
+	const params = "params.json"
+	data, ok := r.Files[params]
+	if !ok {
+		return nil, fmt.Errorf("the %s recipe of %s writes no %s", o.Backend, src.ID, params)
+	}
+	if err := report.WriteAtomic(filepath.Join(o.Work, params), data); err != nil {
+		return nil, err
+	}
+	if err := o.convert(ctx, src, r, &report.Report{}); err != nil {
+		return nil, err
+	}
+	a, err := model.ArchOf(src.Config)
+	if err != nil {
+		return nil, err
+	}
+	class, _ := r.Fields["model_class"].(string)
+	fam := family.ByArchitecture(src.Config.Architectures())
+	return &Checkpoint{Source: src, Dir: o.srcDir, Work: o.Work, Checkpoint: r.Checkpoint, Params: filepath.Join(o.Work, params),
+		ModelClass: class, Arch: a, LFM2: fam != nil && fam.Key == "lfm2"}, nil
+}
