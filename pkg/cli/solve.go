@@ -72,18 +72,22 @@ func solveFlags(fs *flag.FlagSet) func(Env, []string) int {
 			return ExitFailed
 		}
 		maskTokens(env)
-		o.Model, o.Config, o.Out, o.Log = args[0], cfg, filepath.Dir(*out), env.Stderr
+		o.Model, o.Config, o.Log = args[0], cfg, env.Stderr
 		return runSolve(env, o, *out)
 	}
 }
 
-// checkCodesPath refuses an --out that is missing or names a folder.
+// checkCodesPath refuses an --out that is missing or names a folder, and creates the
+// folder it goes in, before any download.
 func checkCodesPath(out string) error {
 	if out == "" {
 		return errors.New("--out is required: the codes file to write, such as codes/codes.pt")
 	}
 	if info, err := os.Stat(out); err == nil && info.IsDir() {
 		return fmt.Errorf("--out %s is a folder: give the codes file to write, such as %s", out, filepath.Join(out, "codes.pt"))
+	}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return fmt.Errorf("--out %s: its folder cannot be created: %s", out, report.Reason(err))
 	}
 	return nil
 }
@@ -115,12 +119,12 @@ func runSolve(env Env, o export.Options, out string) int {
 // gate's fp32 reference beside the codes while that model is at hand, and solves.
 func solve(env Env, o export.Options, out string) (solveSummary, error) {
 	start := time.Now()
-	ck, err := export.PrepareCheckpoint(env.Ctx, o)
+	cfg := o.Config
+	prompt, id, err := gate.LoadPrompt(cfg.Gate.PromptFile)
 	if err != nil {
 		return solveSummary{}, err
 	}
-	cfg := o.Config
-	prompt, id, err := gate.LoadPrompt(cfg.Gate.PromptFile)
+	ck, err := export.PrepareCheckpoint(env.Ctx, o)
 	if err != nil {
 		return solveSummary{}, err
 	}

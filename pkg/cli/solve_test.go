@@ -149,11 +149,17 @@ func TestSolveRefuses(t *testing.T) {
 	root := t.TempDir()
 	model := exporttest.ModelDir(t, "Qwen/Qwen3-0.6B")
 	codes := filepath.Join(root, "codes", "codes.pt")
+	file := filepath.Join(root, "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"--out below a file", []string{model, "--out", filepath.Join(file, "codes.pt")},
+			"solve: --out " + filepath.Join(file, "codes.pt") + ": its folder cannot be created: not a directory"},
+		{"--work below a file", []string{model, "--out", codes, "--work", filepath.Join(file, "w")},
+			"solve: --work " + filepath.Join(file, "w") + " cannot be created: not a directory"},
 		{"no MODEL", []string{"--out", codes}, "solve: give exactly one MODEL: a Hub id or a local model folder"},
 		{"no --out", []string{model}, "solve: --out is required: the codes file to write, such as codes/codes.pt"},
 		{"--out a folder", []string{model, "--out", root}, "solve: --out " + root + " is a folder: give the codes file to write, such as " + filepath.Join(root, "codes.pt")},

@@ -36,12 +36,14 @@ type Checkpoint struct {
 // (XNNPACK, Vulkan) build the same eager model from the same params and checkpoint.
 const solveBackend = "xnnpack"
 
-// PrepareCheckpoint checks the request as Run does (the model, the python, the folders),
-// refuses a model the export_llm recipes cannot build, downloads a Hub model with its
-// weights into Work/source and converts it as an XNNPACK export would, without building
-// any program. Out is the folder the solve writes into; Backend and Window are ignored.
+// PrepareCheckpoint checks the model, the python and the work folder as Run does, refuses
+// a model the export_llm recipes cannot build, downloads a Hub model with its weights into
+// Work/source and converts it as an XNNPACK export would, without building any program.
+// Only Config, Model, ID, Revision, Work, Python, Fetcher and Log are read; the work folder
+// stays after a success (the solve writes its rows there) and goes after a failure when
+// this call created it.
 func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err error) {
-	o.Backend, o.Window, o.SoC, o.QMode, o.Codes = solveBackend, 0, "", "", ""
+	o.Backend, o.Window, o.SoC, o.QMode, o.Codes, o.Out = solveBackend, 0, "", "", "", ""
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -50,8 +52,10 @@ func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err erro
 			o.cleanUp()
 		}
 	}()
-	if err := o.Validate(); err != nil {
-		return nil, err
+	for _, check := range []func() error{o.checkModel, o.checkTools, o.checkWork} {
+		if err := check(); err != nil {
+			return nil, err
+		}
 	}
 	src, err := o.source(ctx)
 	if err != nil {
@@ -102,4 +106,24 @@ func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, r *rec
 	fam := family.ByArchitecture(src.Config.Architectures())
 	return &Checkpoint{Source: src, Dir: o.srcDir, Work: o.Work, Checkpoint: r.Checkpoint, Params: filepath.Join(o.Work, params),
 		ModelClass: class, Arch: a, LFM2: fam != nil && fam.Key == "lfm2"}, nil
+}
+
+// checkWork makes Work absolute and writable, creating it when missing; the source goes
+// under it unless the model is a local folder.
+func (o *Options) checkWork() error {
+	if o.Work == "" {
+		return refuse(FieldWork, "%s is required", FieldWork)
+	}
+	abs, err := filepath.Abs(o.Work)
+	if err != nil {
+		return refuse(FieldWork, "%s %s: %v", FieldWork, o.Work, err)
+	}
+	o.Work = abs
+	if o.madeWork, err = writable(FieldWork, o.Work); err != nil {
+		return err
+	}
+	if o.srcDir == "" {
+		o.srcDir = filepath.Join(o.Work, "source")
+	}
+	return nil
 }
