@@ -192,3 +192,17 @@ func TestSolveRowsOverTheLimit(t *testing.T) {
 	assert.NoFileExists(t, codes)
 	assert.NoFileExists(t, filepath.Join(root, "codes", "gate.json"), "the rows are checked before the reference is made")
 }
+
+// TestSolveHelp: `solve --help` answers on stdout with exit 0, which is how pkg/workflow
+// learns that the CLI has the command and renders the solve job.
+func TestSolveHelp(t *testing.T) {
+	code, out, errs := run(t, "solve", "--help")
+	assert.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "Usage: exe-expo solve MODEL --out FILE.pt")
+	for _, f := range []string{"-out", "-work", "-revision", "-python", "-config", "-id"} {
+		assert.Contains(t, out, "\n  "+f+" ", "flag %s", f)
+	}
+	code, out, _ = run(t, "help")
+	assert.Equal(t, ExitOK, code)
+	assert.Regexp(t, `\n  solve +solve a model's GPTQ int4 codes`, out)
+}
