@@ -206,3 +206,17 @@ func TestSolveHelp(t *testing.T) {
 	assert.Equal(t, ExitOK, code)
 	assert.Regexp(t, `\n  solve +solve a model's GPTQ int4 codes`, out)
 }
+
+// TestSolveRefusesIneligibleModel: a model the export_llm recipes would not build is
+// refused before the toolchain is asked or anything downloaded, and the work folder the
+// solve created goes with the failure.
+func TestSolveRefusesIneligibleModel(t *testing.T) {
+	root := t.TempDir()
+	work := filepath.Join(root, "work")
+	code, out, errs := run(t, "solve", exporttest.ModelDir(t, "Qwen/Qwen3-30B-A3B"), "--id", "Qwen/Qwen3-30B-A3B",
+		"--out", filepath.Join(root, "codes", "codes.pt"), "--work", work, "--python", filepath.Join(standinBin(t), "python-noet"))
+	assert.Equal(t, ExitFailed, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "solve failed: Qwen/Qwen3-30B-A3B is not eligible: Qwen3-30B-A3B is a base checkpoint, and only chat models are published")
+	assert.NoDirExists(t, work)
+}
