@@ -62,12 +62,20 @@ func (c *Config) validateCalibration(v *validator) {
 	}
 }
 
+// subject is a gate subject and the pattern that finds it as a whole word, in any case.
+type subject struct {
+	name string
+	word *regexp.Regexp
+}
+
 // gateTexts is every gate row's text, and the gate's subjects.
-func (c *Config) gateTexts() (rows map[string]bool, subjects []string) {
+func (c *Config) gateTexts() (rows map[string]bool, subjects []subject) {
 	rows = map[string]bool{}
 	for _, r := range c.Gate.Search {
 		rows[r.Question] = true
-		subjects = append(subjects, r.Subject)
+		if strings.TrimSpace(r.Subject) != "" {
+			subjects = append(subjects, subject{r.Subject, regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(r.Subject) + `\b`)})
+		}
 	}
 	for _, q := range c.Gate.Quiet {
 		rows[q] = true
@@ -75,15 +83,12 @@ func (c *Config) gateTexts() (rows map[string]bool, subjects []string) {
 	return rows, subjects
 }
 
-// namesSubject returns the first subject text names as a whole word, ignoring case: a
-// calibration row about Concord would teach the solve a gate answer.
-func namesSubject(text string, subjects []string) string {
+// namesSubject returns the first gate subject text names: a calibration row about Concord
+// would teach the solve a gate answer.
+func namesSubject(text string, subjects []subject) string {
 	for _, s := range subjects {
-		if strings.TrimSpace(s) == "" {
-			continue
-		}
-		if regexp.MustCompile(`(?i)\b` + regexp.QuoteMeta(s) + `\b`).MatchString(text) {
-			return s
+		if s.word.MatchString(text) {
+			return s.name
 		}
 	}
 	return ""
