@@ -258,7 +258,7 @@ func TestExportWorkflowUnderAct(t *testing.T) {
 	log := actRun{
 		dir:      repo,
 		workflow: ".github/workflows/export-xnnpack.yml",
-		inputs:   map[string]string{"model_id": "Qwen/Qwen3-0.6B", "contexts": "2048,32768", "publish": "true"},
+		inputs:   map[string]string{"model_id": "Qwen/Qwen3-0.6B", "contexts": "2048,32768", "publish": "true", "gptq": "false"},
 		secrets:  map[string]string{"HF_TOKEN": "hf_e2etoken"},
 		vars:     map[string]string{"EXE_EXPO_PYTHON": toolchain(t, root, pteEstimate(t, "Qwen/Qwen3-0.6B", 2048))},
 		env:      map[string]string{"HF_ENDPOINT": srv.URL, "EXE_EXPO_ACT_ARTIFACTS": artifacts, "SMOKE_STANDIN": "answer"},

@@ -32,7 +32,10 @@ var XNNPACK = &Backend{
 	Smoke:   true,
 	Weights: true,
 	Actions: Actions{GPTQ: true},
-	Card:    Card{Verified: "structure checked"},
+	// The smoke run, the gate and the solve's calibration render prompts with the model's
+	// chat template and run the fp32 model through transformers.
+	Tools: Tools{Requires: []string{"transformers"}},
+	Card:  Card{Verified: "structure checked"},
 }
 
 var xnnpackSizes = llmSizes{

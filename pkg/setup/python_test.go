@@ -20,7 +20,7 @@ func TestInstalls(t *testing.T) {
 	}{
 		{"xnnpack", Python{Main: "/py/3.11/bin/python3.11"}, []string{
 			"/py/3.11/bin/python3.11 " + pip + " " + cpu + " torch==2.13.0",
-			"/py/3.11/bin/python3.11 " + pip + " executorch==1.4.0 torch==2.13.0 torchao==0.18.0",
+			"/py/3.11/bin/python3.11 " + pip + " executorch==1.4.0 torch==2.13.0 torchao==0.18.0 transformers",
 		}},
 		{"vulkan", Python{Main: "python3.11"}, []string{
 			"python3.11 " + pip + " " + cpu + " torch==2.13.0",
