@@ -65,18 +65,7 @@ func TestFetch(t *testing.T) {
 	body := bytes.Repeat([]byte("neuropilot "), 1000)
 	good := sha(body)
 	other := sha([]byte("something else"))
-	for _, tc := range []struct {
-		name     string
-		handler  http.HandlerFunc
-		pin      string
-		cached   []byte // already at Path before Fetch
-		requests int32
-		err      string // {url} stands for the download's URL
-		placed   []byte // at Path afterwards; nil: nothing there
-		fromHit  bool
-		warning  string
-		waits    []time.Duration // the pauses before each new attempt
-	}{
+	for _, tc := range []fetchCase{
 		{name: "good hash placed", handler: serve(body), pin: good, requests: 1, placed: body},
 		{name: "bad hash deleted", handler: serve(body), pin: other, requests: 1,
 			err: "NeuroPilot SDK 8.0.8 from {url} has sha256 " + good + ", and config/versions.env pins " + other + ": the download was deleted"},
@@ -108,42 +97,59 @@ func TestFetch(t *testing.T) {
 		}(), pin: good, requests: 2, placed: body, waits: []time.Duration{10 * time.Second},
 			warning: "::warning::cannot download NeuroPilot SDK 8.0.8 from {url}: the server answered 503 Service Unavailable; trying again in 10s (attempt 2 of 3)\n"},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := newSDKServer(t, tc.handler)
-			dir := filepath.Join(t.TempDir(), "sdk")
-			d := Download{Name: "NeuroPilot SDK 8.0.8", URL: srv.URL + "/sdk.gz", SHA256: tc.pin, Path: filepath.Join(dir, "neuropilot.tar.gz")}
-			if tc.cached != nil {
-				require.NoError(t, os.MkdirAll(dir, 0o755))
-				require.NoError(t, os.WriteFile(d.Path, tc.cached, 0o644))
-			}
-			var buf bytes.Buffer
-			var waits []time.Duration
-			wait := func(_ context.Context, d time.Duration) error {
-				waits = append(waits, d)
-				return nil
-			}
-			hit, err := fetch(context.Background(), srv.Client(), d, logger(&buf), wait)
-			assert.Equal(t, tc.requests, srv.requests.Load(), "requests")
-			assert.Equal(t, tc.waits, waits)
-			if tc.err != "" {
-				assert.EqualError(t, err, strings.ReplaceAll(tc.err, "{url}", d.URL))
-			} else {
-				require.NoError(t, err)
-			}
-			assert.Equal(t, tc.fromHit, hit)
-			if tc.placed == nil {
-				assert.NoFileExists(t, d.Path)
-				assert.Empty(t, dirEntries(t, dir), "a partial or unchecked download was left behind")
-			} else {
-				got, err := os.ReadFile(d.Path)
-				require.NoError(t, err)
-				assert.Equal(t, tc.placed, got)
-				assert.Equal(t, []string{"neuropilot.tar.gz"}, dirEntries(t, dir))
-			}
-			if tc.warning != "" {
-				assert.Contains(t, buf.String(), strings.ReplaceAll(tc.warning, "{url}", d.URL))
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFetch(t, tc) })
+	}
+}
+
+// fetchCase is one download TestFetch tries.
+type fetchCase struct {
+	name     string
+	handler  http.HandlerFunc
+	pin      string
+	cached   []byte // already at Path before Fetch
+	requests int32
+	err      string // {url} stands for the download's URL
+	placed   []byte // at Path afterwards; nil: nothing there
+	fromHit  bool
+	warning  string
+	waits    []time.Duration // the pauses before each new attempt
+}
+
+func checkFetch(t *testing.T, tc fetchCase) {
+	t.Helper()
+	srv := newSDKServer(t, tc.handler)
+	dir := filepath.Join(t.TempDir(), "sdk")
+	d := Download{Name: "NeuroPilot SDK 8.0.8", URL: srv.URL + "/sdk.gz", SHA256: tc.pin, Path: filepath.Join(dir, "neuropilot.tar.gz")}
+	if tc.cached != nil {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		require.NoError(t, os.WriteFile(d.Path, tc.cached, 0o644))
+	}
+	var buf bytes.Buffer
+	var waits []time.Duration
+	wait := func(_ context.Context, d time.Duration) error {
+		waits = append(waits, d)
+		return nil
+	}
+	hit, err := fetch(context.Background(), srv.Client(), d, logger(&buf), wait)
+	assert.Equal(t, tc.requests, srv.requests.Load(), "requests")
+	assert.Equal(t, tc.waits, waits)
+	if tc.err != "" {
+		assert.EqualError(t, err, strings.ReplaceAll(tc.err, "{url}", d.URL))
+	} else {
+		require.NoError(t, err)
+	}
+	assert.Equal(t, tc.fromHit, hit)
+	if tc.placed == nil {
+		assert.NoFileExists(t, d.Path)
+		assert.Empty(t, dirEntries(t, dir), "a partial or unchecked download was left behind")
+	} else {
+		got, err := os.ReadFile(d.Path)
+		require.NoError(t, err)
+		assert.Equal(t, tc.placed, got)
+		assert.Equal(t, []string{"neuropilot.tar.gz"}, dirEntries(t, dir))
+	}
+	if tc.warning != "" {
+		assert.Contains(t, buf.String(), strings.ReplaceAll(tc.warning, "{url}", d.URL))
 	}
 }
 
