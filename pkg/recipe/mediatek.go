@@ -78,7 +78,7 @@ func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 		Steps: []Step{{Name: "neuropilot_export", Argv: argv, Dir: examples, Stages: req.Backend,
 			Env: map[string]string{"PYTHONUNBUFFERED": "1", "LD_LIBRARY_PATH": lib}}},
 		Outputs: outs,
-		Fields:  mtkFields(cfg, req, plan, prep, chip.Name, mtkRunner(cfg, req, a, plan)),
+		Fields:  mtkFields(cfg, req, plan, prep, chip.Name, mtkRunner(cfg, req, a)),
 	}, nil
 }
 
@@ -86,7 +86,7 @@ func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 // variant's runner block carries it (docs/research/reference.md: the reference's section
 // 8.2). Publish adds the file paths. BOS is the source's; the stop token is config.json's
 // eos_token_id (the first when it lists several), else the first of all stop tokens.
-func mtkRunner(cfg *config.Config, req Request, a model.Arch, plan *family.MTKPlan) map[string]any {
+func mtkRunner(cfg *config.Config, req Request, a model.Arch) map[string]any {
 	bos, eos := req.Source.SpecialTokens()
 	var eosToken any
 	if ids := model.IDs(req.Source.Config.Top["eos_token_id"]); len(ids) > 0 {
@@ -103,7 +103,7 @@ func mtkRunner(cfg *config.Config, req Request, a model.Arch, plan *family.MTKPl
 		ropeBase = a.RopeTheta
 	}
 	layout := "uniform"
-	if plan.Script == "lfm2.py" { // one cache shape per layer kind: conv state beside KV
+	if a.LayerTypes != nil { // layers of more than one kind: conv state beside KV (LFM2)
 		layout = "per-layer"
 	}
 	return map[string]any{

@@ -193,6 +193,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Flush() {
+	w.log(http.StatusOK) // flushing sends the status line: 200 unless one was written
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
