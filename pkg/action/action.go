@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -245,6 +246,27 @@ func (e Env) intInput(name string, required bool, min int) (int, error) {
 		return 0, fmt.Errorf("input %s is %d; it must be at least %d", name, n, min)
 	}
 	return n, nil
+}
+
+// input reads an optional input; empty is def, the default its action.yml gives too, so a
+// step given an empty value still behaves as documented.
+func (e Env) input(name, def string) string {
+	if v := e.GH.GetInput(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// workDir is the work input, else dir under $RUNNER_TEMP (action.yml defaults cannot read
+// the runner context), else fallback.
+func (e Env) workDir(dir, fallback string) string {
+	if w := e.GH.GetInput("work"); w != "" {
+		return w
+	}
+	if tmp := e.GH.Getenv("RUNNER_TEMP"); tmp != "" {
+		return filepath.Join(tmp, dir)
+	}
+	return fallback
 }
 
 // required reads an input the action cannot run without (the runner does not enforce

@@ -13,11 +13,7 @@ import (
 
 // checkArgs is the `exe-expo smoke|gate OUT` command line of the smoke and gate actions.
 func checkArgs(e Env, command string) ([]string, error) {
-	out := e.GH.GetInput("out")
-	if out == "" {
-		out = "out"
-	}
-	args := []string{command, out}
+	args := []string{command, e.input("out", "out")}
 	if command == "gate" {
 		source, err := e.required("source")
 		if err != nil {
@@ -29,21 +25,9 @@ func checkArgs(e Env, command string) ([]string, error) {
 	}
 	args = flags(args, "--backend", e.GH.GetInput("backend"), "--python", e.GH.GetInput("python"), "--config", e.GH.GetInput("config"))
 	if command == "gate" {
-		args = flags(args, "--reference", e.GH.GetInput("reference"), "--revision", e.GH.GetInput("revision"), "--work", gateWork(e))
+		args = flags(args, "--reference", e.GH.GetInput("reference"), "--revision", e.GH.GetInput("revision"), "--work", e.workDir("exe-expo-gate-work", ""))
 	}
 	return args, nil
-}
-
-// gateWork is where a source given as a Hub id is downloaded: the work input, else under
-// $RUNNER_TEMP (action.yml defaults cannot read the runner context), else the CLI's default.
-func gateWork(e Env) string {
-	if w := e.GH.GetInput("work"); w != "" {
-		return w
-	}
-	if tmp := e.GH.Getenv("RUNNER_TEMP"); tmp != "" {
-		return filepath.Join(tmp, "exe-expo-gate-work")
-	}
-	return ""
 }
 
 // Smoke runs `exe-expo smoke` on an export folder: the size check of every file and a smoke

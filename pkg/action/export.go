@@ -3,7 +3,6 @@ package action
 import (
 	"encoding/json"
 	"path"
-	"path/filepath"
 	"strconv"
 
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
@@ -27,18 +26,8 @@ func exportArgs(e Env) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := e.GH.GetInput("out")
-	if out == "" {
-		out = "out"
-	}
-	work := e.GH.GetInput("work")
-	if work == "" {
-		work = "work"
-		if tmp := e.GH.Getenv("RUNNER_TEMP"); tmp != "" {
-			work = filepath.Join(tmp, "exe-expo-work")
-		}
-	}
-	args := []string{"export", "--backend", backendName, model, "--context", strconv.Itoa(window), "--out", out, "--work", work}
+	args := []string{"export", "--backend", backendName, model, "--context", strconv.Itoa(window),
+		"--out", e.input("out", "out"), "--work", e.workDir("exe-expo-work", "work")}
 	return flags(args,
 		"--revision", e.GH.GetInput("revision"),
 		"--soc", e.GH.GetInput("soc"),
@@ -69,14 +58,11 @@ func Export(e Env) int {
 		return e.fail(exportAction, cli.ExitFailed, "%v", err)
 	}
 	r := e.cli(args, true)
-	code := e.annotate(exportAction, r)
-	switch r.code {
-	case cli.ExitOK:
-	case cli.ExitSkipped:
+	if r.code == cli.ExitSkipped {
 		setOutputs(e, "skipped", "true", "reason", r.reason(), "report", "", "files", "[]")
-		return code
-	default:
-		return code
+	}
+	if r.code != cli.ExitOK {
+		return e.annotate(exportAction, r)
 	}
 	var res exported
 	if err := json.Unmarshal(r.data(), &res); err != nil {

@@ -69,9 +69,8 @@ func newStep(t *testing.T, inputs map[string]string) *step {
 
 // envWith is the step's Env with run as the CLI.
 func (s *step) envWith(run Runner) Env {
-	gh := githubactions.New(githubactions.WithWriter(&s.log), githubactions.WithGetenv(func(k string) string { return s.env[k] }))
 	return Env{
-		Ctx: context.Background(), GH: gh, Run: run, Stdout: &s.log, Stderr: &s.stderr,
+		Ctx: context.Background(), GH: githubactionsWith(&s.log, func(k string) string { return s.env[k] }), Run: run, Stdout: &s.log, Stderr: &s.stderr,
 		Setenv: func(k, v string) error { s.setenv[k] = v; return nil },
 	}
 }

@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"strconv"
 	"strings"
 
@@ -20,10 +21,7 @@ type publishRequest struct {
 }
 
 func readPublish(e Env) (publishRequest, error) {
-	p := publishRequest{out: e.GH.GetInput("out"), backend: e.GH.GetInput("backend"), repo: e.GH.GetInput("repo")}
-	if p.out == "" {
-		p.out = "out"
-	}
+	p := publishRequest{out: e.input("out", "out"), backend: e.GH.GetInput("backend"), repo: e.GH.GetInput("repo")}
 	var err error
 	if p.window, err = e.intInput("context", false, 1); err != nil {
 		return p, err
@@ -70,10 +68,7 @@ func Publish(e Env) int {
 	if err != nil {
 		return e.fail(publishAction, cli.ExitFailed, "exe-expo publish succeeded, but its repo cannot be named: %v", err)
 	}
-	endpoint := e.GH.Getenv("HF_ENDPOINT")
-	if endpoint == "" {
-		endpoint = hub.DefaultEndpoint
-	}
+	endpoint := cmp.Or(e.GH.Getenv("HF_ENDPOINT"), hub.DefaultEndpoint)
 	setOutputs(e, "repo", repo, "url", strings.TrimRight(endpoint, "/")+"/"+repo)
 	return cli.ExitOK
 }

@@ -9,10 +9,6 @@ const watchAction = "watch"
 // watchArgs is the `exe-expo watch` command line of the watch action, as the generated
 // watch-hf.yml runs it: the state on a branch of the repository, the summary in the step's.
 func watchArgs(e Env) ([]string, error) {
-	state := e.GH.GetInput("state")
-	if state == "" {
-		state = "seen.json"
-	}
 	dry, err := e.boolInput("dry-run", false)
 	if err != nil {
 		return nil, err
@@ -21,7 +17,7 @@ func watchArgs(e Env) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := flags([]string{"watch", "--state", state},
+	args := flags([]string{"watch", "--state", e.input("state", "seen.json")},
 		"--state-branch", e.GH.GetInput("state-branch"),
 		"--backfill", e.GH.GetInput("backfill"),
 		"--repo", e.GH.GetInput("repo"),
