@@ -123,9 +123,9 @@ func sizeFrom(p *plan.Plan, backendName, contexts, socs string) (Sizing, error) 
 
 // pickRows is the backend's rows for the windows in contexts, in the plan's order.
 func pickRows(bp *plan.BackendPlan, contexts string) ([]plan.Row, error) {
-	have := make([]string, 0, len(bp.Rows))
+	have := make(map[int]bool, len(bp.Rows))
 	for _, row := range bp.Rows {
-		have = append(have, strconv.Itoa(row.Window))
+		have[row.Window] = true
 	}
 	want := map[int]bool{}
 	for _, w := range splitList(contexts) {
@@ -133,8 +133,8 @@ func pickRows(bp *plan.BackendPlan, contexts string) ([]plan.Row, error) {
 		if err != nil || n <= 0 {
 			return nil, fmt.Errorf("input contexts: %q is not a window in tokens such as 4096", w)
 		}
-		if !slices.Contains(have, w) {
-			return nil, fmt.Errorf("input contexts: %d is not among %s's windows (%s)", n, bp.Title, strings.Join(have, ", "))
+		if !have[n] {
+			return nil, fmt.Errorf("input contexts: %d is not among %s's windows (%s)", n, bp.Title, windowList(bp))
 		}
 		want[n] = true
 	}
@@ -145,6 +145,15 @@ func pickRows(bp *plan.BackendPlan, contexts string) ([]plan.Row, error) {
 		}
 	}
 	return rows, nil
+}
+
+// windowList is the backend's windows in tokens, in the plan's order, for a refusal.
+func windowList(bp *plan.BackendPlan) string {
+	ws := make([]string, 0, len(bp.Rows))
+	for _, row := range bp.Rows {
+		ws = append(ws, strconv.Itoa(row.Window))
+	}
+	return strings.Join(ws, ", ")
 }
 
 // pickSoCs is the chips to build for: the plan's targets (from config), or the ones asked

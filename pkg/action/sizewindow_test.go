@@ -71,6 +71,9 @@ func TestSizeWindow(t *testing.T) {
 			"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]}`}, ""},
 		{"a window the backend does not have", "mediatek", map[string]string{"contexts": "2048,3000"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 2, nil,
 			"input contexts: 3000 is not among MediaTek NeuroPilot's windows (2048, 4096, 8192)"},
+		{"a window written with a leading zero is that window", "mediatek", map[string]string{"contexts": "02048"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 0, map[string]string{
+			"windows": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`, "skipped": `[]`, "socs": `["MT6991","MT6989"]`,
+			"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}],"soc":["MT6991","MT6989"]}`}, ""},
 		{"a window that is no number", "mediatek", map[string]string{"contexts": "2k"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 2, nil,
 			`input contexts: "2k" is not a window in tokens such as 4096`},
 		{"a chip the backend does not build for", "mediatek", map[string]string{"socs": "MT6991,SM8750"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 2, nil,
