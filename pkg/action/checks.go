@@ -3,6 +3,7 @@ package action
 import (
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
@@ -51,7 +52,7 @@ func runCheck(e Env, command string) int {
 	}
 	r := e.cli(args, true)
 	passed, blockers := verdicts(args[1], e.GH.GetInput("backend"), command)
-	e.GH.SetOutput("passed", map[bool]string{true: "true", false: "false"}[r.code == cli.ExitOK])
+	e.GH.SetOutput("passed", strconv.FormatBool(r.code == cli.ExitOK))
 	e.GH.SetOutput("files", jsonOf(passed))
 	if r.code != cli.ExitOK && r.code != cli.ExitSkipped && len(blockers) > 0 {
 		return e.fail(command, r.code, "%s", strings.Join(blockers, "\n"))
