@@ -38,13 +38,13 @@ func Smoke(e Env) int { return runCheck(e, "smoke") }
 
 // Gate runs `exe-expo gate` on an export folder against its fp32 source (a folder, or a Hub
 // id downloaded with the hf-token input), with the same outputs as Smoke.
-func Gate(e Env) int { return runCheck(e, "gate") }
+func Gate(e Env) int { return runCheck(e, "gate", hfToken) }
 
-func runCheck(e Env, command string) int {
-	if command == "gate" { // the gate downloads a source given as a Hub id
-		if err := e.maskSecrets(hfToken); err != nil {
-			return e.fail(command, cli.ExitFailed, "%v", err)
-		}
+// runCheck runs the check command, first handing it the secrets it uses (the gate's Hub
+// token downloads a source given as a Hub id).
+func runCheck(e Env, command string, secrets ...secret) int {
+	if err := e.maskSecrets(secrets...); err != nil {
+		return e.fail(command, cli.ExitFailed, "%v", err)
 	}
 	args, err := checkArgs(e, command)
 	if err != nil {
