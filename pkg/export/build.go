@@ -74,16 +74,8 @@ func license(src *model.Source) report.License {
 
 // build converts, runs the tool, places and checks every output, and fills the report.
 func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe, rep *report.Report) error {
-	// The drivers go first: the converter runs them, and a recipe's step may run one (the
-	// codes export, the QNN launcher).
-	if _, err := drivers.WriteScripts(filepath.Join(o.Work, "drivers")); err != nil {
+	if err := o.writeFiles(r); err != nil {
 		return err
-	}
-	for name, data := range r.Files {
-		p := filepath.Join(o.Work, name)
-		if err := report.WriteAtomic(p, data); err != nil {
-			return err
-		}
 	}
 	if r.Checkpoint != "" {
 		if err := o.convert(ctx, src, r, rep); err != nil {
@@ -115,6 +107,21 @@ func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe
 		return err
 	}
 	return o.collect(r, rep)
+}
+
+// writeFiles writes the drivers and the recipe's files under Work. The drivers go first:
+// the converter runs them, and a recipe's step may run one (the codes export, the QNN
+// launcher).
+func (o *Options) writeFiles(r *recipe.Recipe) error {
+	if _, err := drivers.WriteScripts(filepath.Join(o.Work, "drivers")); err != nil {
+		return err
+	}
+	for name, data := range r.Files {
+		if err := report.WriteAtomic(filepath.Join(o.Work, name), data); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkPrepare refuses, before any download, an ExecuTorch tree the recipe's overlay cannot

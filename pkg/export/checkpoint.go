@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
-	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
@@ -61,12 +60,8 @@ func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err erro
 	if err != nil {
 		return nil, err
 	}
-	v := backend.Evaluate(o.Config, src)
-	if len(v.Reasons) > 0 {
-		return nil, fmt.Errorf("%s is not eligible: %s", src.ID, joinReasons(v.Reasons))
-	}
-	if b := v.Backend(o.Backend); !b.OK {
-		return nil, fmt.Errorf("%s cannot be exported to %s, whose codes the solve makes: %s", src.ID, o.Backend, b.Reason)
+	if _, err := o.eligible(src, ", whose codes the solve makes"); err != nil {
+		return nil, err
 	}
 	r, err := backend.Build(o.Config, recipe.Request{Backend: o.Backend, Source: src, Window: o.spec().Windows(o.Config)[0],
 		Work: o.Work, SourceDir: o.srcDir, Python: o.Python})
@@ -82,17 +77,14 @@ func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err erro
 	return o.writeCheckpoint(ctx, src, r)
 }
 
-// writeCheckpoint writes the drivers and the recipe's params file and converts the source.
+// writeCheckpoint writes the drivers and the recipe's files (the params file among them)
+// and converts the source.
 func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, r *recipe.Recipe) (*Checkpoint, error) {
-	if _, err := drivers.WriteScripts(filepath.Join(o.Work, "drivers")); err != nil {
-		return nil, err
-	}
 	const params = "params.json"
-	data, ok := r.Files[params]
-	if !ok {
+	if _, ok := r.Files[params]; !ok {
 		return nil, fmt.Errorf("the %s recipe of %s writes no %s", o.Backend, src.ID, params)
 	}
-	if err := report.WriteAtomic(filepath.Join(o.Work, params), data); err != nil {
+	if err := o.writeFiles(r); err != nil {
 		return nil, err
 	}
 	if err := o.convert(ctx, src, r, &report.Report{}); err != nil {
@@ -111,14 +103,10 @@ func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, r *rec
 // checkWork makes Work absolute and writable, creating it when missing; the source goes
 // under it unless the model is a local folder.
 func (o *Options) checkWork() error {
-	if o.Work == "" {
-		return refuse(FieldWork, "%s is required", FieldWork)
+	if err := absField(FieldWork, &o.Work); err != nil {
+		return err
 	}
-	abs, err := filepath.Abs(o.Work)
-	if err != nil {
-		return refuse(FieldWork, "%s %s: %v", FieldWork, o.Work, err)
-	}
-	o.Work = abs
+	var err error
 	if o.madeWork, err = writable(FieldWork, o.Work); err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
@@ -106,12 +107,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := o.checkModelWindow(src); err != nil {
 		return nil, err
 	}
-	v := backend.Evaluate(o.Config, src)
-	if len(v.Reasons) > 0 {
-		return nil, fmt.Errorf("%s is not eligible: %s", src.ID, joinReasons(v.Reasons))
-	}
-	if b := v.Backend(o.Backend); !b.OK {
-		return nil, fmt.Errorf("%s cannot be exported to %s: %s", src.ID, o.Backend, b.Reason)
+	v, err := o.eligible(src, "")
+	if err != nil {
+		return nil, err
 	}
 	g, err := o.gate(src)
 	if err != nil {
@@ -151,6 +149,19 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		os.RemoveAll(o.Work)
 	}
 	return &Result{Report: rep, ReportPath: path}, nil
+}
+
+// eligible refuses a model the plan would refuse, or one the backend cannot take; why,
+// when set, follows the backend's name in that refusal.
+func (o *Options) eligible(src *model.Source, why string) (*family.Verdict, error) {
+	v := backend.Evaluate(o.Config, src)
+	if len(v.Reasons) > 0 {
+		return nil, fmt.Errorf("%s is not eligible: %s", src.ID, joinReasons(v.Reasons))
+	}
+	if b := v.Backend(o.Backend); !b.OK {
+		return nil, fmt.Errorf("%s cannot be exported to %s%s: %s", src.ID, o.Backend, why, b.Reason)
+	}
+	return v, nil
 }
 
 // cleanUp removes what a failed export created: the work folder (unless KeepWork), and

@@ -257,18 +257,11 @@ func lookReason(err error) string {
 // checkFolders makes Out and Work absolute, distinct and writable, creating each
 // when missing (and recording that, for the clean-up of a failed export).
 func (o *Options) checkFolders() error {
-	for _, f := range []struct {
-		field Field
-		dir   *string
-	}{{FieldOut, &o.Out}, {FieldWork, &o.Work}} {
-		if *f.dir == "" {
-			return refuse(f.field, "%s is required", f.field)
-		}
-		abs, err := filepath.Abs(*f.dir)
-		if err != nil {
-			return refuse(f.field, "%s %s: %v", f.field, *f.dir, err)
-		}
-		*f.dir = abs
+	if err := absField(FieldOut, &o.Out); err != nil {
+		return err
+	}
+	if err := absField(FieldWork, &o.Work); err != nil {
+		return err
 	}
 	if o.Work == o.Out {
 		return refuse(FieldWork, "%s and %s must differ: the work folder is removed after a success", FieldWork, FieldOut)
@@ -283,12 +276,19 @@ func (o *Options) checkFolders() error {
 	if o.madeOut, err = writable(FieldOut, o.Out); err != nil {
 		return err
 	}
-	if o.madeWork, err = writable(FieldWork, o.Work); err != nil {
-		return err
+	return o.checkWork()
+}
+
+// absField refuses an empty folder field and makes it absolute.
+func absField(field Field, dir *string) error {
+	if *dir == "" {
+		return refuse(field, "%s is required", field)
 	}
-	if o.srcDir == "" {
-		o.srcDir = filepath.Join(o.Work, "source")
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		return refuse(field, "%s %s: %v", field, *dir, err)
 	}
+	*dir = abs
 	return nil
 }
 
