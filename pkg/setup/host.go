@@ -83,10 +83,7 @@ func Candidates(env Env, workRoot string) ([]Place, error) {
 		}
 		return []Place{{Work: workRoot, Mount: workRoot, FS: f}}, nil
 	}
-	temp := env.Getenv("RUNNER_TEMP")
-	if temp == "" {
-		temp = os.TempDir()
-	}
+	temp := runnerTemp(env)
 	root, err := env.Stat(temp)
 	if err != nil {
 		return nil, err
@@ -96,6 +93,14 @@ func Candidates(env Env, workRoot string) ([]Place, error) {
 		places = append(places, Place{Work: "/mnt", Mount: "/mnt", FS: mnt})
 	}
 	return places, nil
+}
+
+// runnerTemp is $RUNNER_TEMP, the job's own temporary folder, or the system's outside a job.
+func runnerTemp(env Env) string {
+	if temp := env.Getenv("RUNNER_TEMP"); temp != "" {
+		return temp
+	}
+	return os.TempDir()
 }
 
 // WorkPlace picks the place with the most free space; on a tie the first, which needs no sudo.

@@ -29,7 +29,7 @@ func SDKs(c Config, home string) []SDK {
 		out = append(out, qairtSDK(home, v))
 	}
 	if len(SDKWheels(c)) > 0 {
-		out = append(out, SDK{Name: "NeuroPilot SDK", Version: c.Versions.NeuroPilotSDKBuild, SHA256: c.Versions.NeuroPilotSDKSHA256, Cache: SDKCache(home)})
+		out = append(out, neuroPilotSDK(c, home))
 	}
 	return out
 }
@@ -44,6 +44,11 @@ func qairtVersion(c Config) string {
 
 func qairtSDK(home, version string) SDK {
 	return SDK{Name: "QAIRT", Version: version, Cache: filepath.Dir(QAIRTDir(home, version))}
+}
+
+func neuroPilotSDK(c Config, home string) SDK {
+	v := c.Versions
+	return SDK{Name: "NeuroPilot SDK", Version: v.NeuroPilotSDKBuild, SHA256: v.NeuroPilotSDKSHA256, Cache: SDKCache(home)}
 }
 
 // SDKCache is the folder the NeuroPilot SDK is downloaded and unpacked into.
@@ -199,11 +204,7 @@ func (r *Result) build(ctx context.Context, env Env, log Logger) error {
 	if err != nil {
 		return err
 	}
-	temp := env.Getenv("RUNNER_TEMP")
-	if temp == "" {
-		temp = os.TempDir()
-	}
-	r.Bin = filepath.Join(temp, "exe-expo-bin")
+	r.Bin = filepath.Join(runnerTemp(env), "exe-expo-bin")
 	exe := filepath.Join(r.Bin, "exe-expo")
 	if _, err := os.Stat(exe); err == nil {
 		log.Infof("exe-expo: %s is built already in this job", exe)
@@ -236,8 +237,7 @@ func (r *Result) sdksAndPython(ctx context.Context, c Config, in Inputs, env Env
 		if err != nil {
 			return err
 		}
-		sdk := SDK{Name: "NeuroPilot SDK", Version: c.Versions.NeuroPilotSDKBuild, SHA256: d.SHA256, Cache: SDKCache(home)}
-		r.SDKs = append(r.SDKs, SDKResult{SDK: sdk, Source: d.URL, Cached: cached, Dir: dir})
+		r.SDKs = append(r.SDKs, SDKResult{SDK: neuroPilotSDK(c, home), Source: d.URL, Cached: cached, Dir: dir})
 		r.NeuroDir = dir
 	}
 	if in.PythonEnv {
