@@ -42,17 +42,15 @@ func (c *Config) validateCalibration(v *validator) {
 		v.check(!seen[text], path, "%q is listed twice", text)
 		seen[text] = true
 		v.check(!gateRows[text], path, "%q is a gate row: the gate must grade prompts the solve never saw", text)
-		if s := namesSubject(text, subjects); s != "" {
-			v.check(false, path, "%q names the gate subject %s: the gate must grade prompts the solve never saw", text, s)
-		}
+		s := namesSubject(text, subjects)
+		v.check(s == "", path, "%q names the gate subject %s: the gate must grade prompts the solve never saw", text, s)
 	}
 	for i, r := range k.Search {
 		p := fmt.Sprintf("calibration.search.%d", i)
 		row(p+".question", r.Question)
 		v.check(strings.TrimSpace(r.Subject) != "", p+".subject", "is empty")
-		if s := namesSubject(r.Subject, subjects); s != "" {
-			v.check(false, p+".subject", "%q shares the gate subject %s: the gate must grade prompts the solve never saw", r.Subject, s)
-		}
+		s := namesSubject(r.Subject, subjects)
+		v.check(s == "", p+".subject", "%q shares the gate subject %s: the gate must grade prompts the solve never saw", r.Subject, s)
 	}
 	for i, q := range k.Known {
 		row(fmt.Sprintf("calibration.known.%d", i), q)
