@@ -167,6 +167,9 @@ func TestSolveRefuses(t *testing.T) {
 		{"no python", []string{model, "--out", codes, "--work", filepath.Join(root, "w"), "--python", filepath.Join(root, "no-python")},
 			"solve: --python " + filepath.Join(root, "no-python") + " cannot be run"},
 		{"bad config", []string{model, "--out", codes, "--config", filepath.Join(root, "none")}, "solve: "},
+		// config.Load's own wording is its package's; the solve's refusal must name the file.
+		{"bad config names the file", []string{model, "--out", codes, "--config", filepath.Join(root, "none")},
+			filepath.Join(root, "none", "pipeline.yaml")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, out, errs := run(t, append([]string{"solve"}, tc.args...)...)
