@@ -80,7 +80,7 @@ func TestCheckCommandsRefuse(t *testing.T) {
 		errs []string
 	}{
 		{"smoke without OUT", []string{"smoke"}, []string{"smoke: give exactly one OUT folder"}},
-		{"smoke on an empty folder", []string{"smoke", empty}, []string{"smoke: " + empty + " holds no export report (*/export-report-*.json)"}},
+		{"smoke on an empty folder", []string{"smoke", empty}, []string{"smoke: " + empty + " holds no export report (export-report-*.json in a backend folder)"}},
 		{"gate without source", []string{"gate", empty}, []string{"gate: give exactly one OUT folder, and the fp32 source with --source"}},
 		{"gate with a missing config folder", []string{"gate", empty, "--source", empty, "--config", filepath.Join(empty, "none")}, []string{"gate: ", "pipeline.yaml"}},
 	} {

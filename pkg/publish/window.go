@@ -36,39 +36,17 @@ type Window struct {
 // Find lists the export reports under dir, optionally only those of one backend and one
 // window, sorted by path; none is an error, so a workflow that downloaded nothing fails.
 func Find(dir, backendName string, window int) ([]string, error) {
-	if _, err := os.Stat(dir); err != nil {
-		return nil, report.FileError("read", dir, err)
+	label := ""
+	if window > 0 {
+		label = family.WindowLabel(window)
 	}
-	var out []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() || !isReport(d.Name()) || filepath.Dir(p) == filepath.Clean(dir) {
-			return nil
-		}
-		if window > 0 && d.Name() != report.Name(family.WindowLabel(window)) {
-			return nil
-		}
-		if backendName != "" {
-			r, err := report.Read(p)
-			if err != nil {
-				return err
-			}
-			if r.Backend != backendName {
-				return nil
-			}
-		}
-		out = append(out, p)
-		return nil
-	})
+	out, err := report.Find(dir, backendName, label)
 	if err != nil {
-		return nil, fmt.Errorf("look for export reports in %s: %w", dir, err)
+		return nil, err
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("%s holds no export report (export-report-<window>.json in a backend folder) to publish", describe(dir, backendName, window))
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

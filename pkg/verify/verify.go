@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
@@ -18,24 +17,24 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/smoke"
 )
 
-// Reports lists the export reports under out (out/<backend>/export-report-*.json), for one
-// backend when name is set. None is an error: there is nothing to check.
+// Reports lists the export reports under out (report.Find: qnn/sm8750/ and mtk/mt6991/ as
+// well as xnnpack/), for one backend when name is set. None is an error: there is nothing
+// to check.
 func Reports(out, name string) ([]string, error) {
-	dir := "*"
-	if name != "" {
-		if backend.ByName(name) == nil {
-			return nil, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(backend.Names(), ", "))
-		}
-		dir = name
+	if name != "" && backend.ByName(name) == nil {
+		return nil, fmt.Errorf("unknown backend %q (known: %s)", name, strings.Join(backend.Names(), ", "))
 	}
-	paths, err := filepath.Glob(filepath.Join(out, dir, report.Name("*")))
+	paths, err := report.Find(out, name, "")
 	if err != nil {
-		return nil, fmt.Errorf("list the export reports in %s: %w", out, err)
+		return nil, err
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("%s holds no export report (%s)", out, filepath.Join(dir, report.Name("*")))
+		what := "export-report-*.json in a backend folder"
+		if name != "" {
+			what = name + "'s " + what
+		}
+		return nil, fmt.Errorf("%s holds no export report (%s)", out, what)
 	}
-	sort.Strings(paths)
 	return paths, nil
 }
 
