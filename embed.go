@@ -1,5 +1,6 @@
 // Package exeexpo carries the files that the binary needs wherever it runs: the pipeline
-// configuration. Code lives under pkg/; this package only embeds.
+// configuration and the export environment's lock files. Code lives under pkg/; this
+// package only embeds.
 package exeexpo
 
 import "embed"
@@ -9,3 +10,9 @@ import "embed"
 //
 //go:embed config/pipeline.yaml config/versions.env
 var ConfigFS embed.FS
+
+// PythonFS holds python/export.lock and python/mtk-py310.lock, so that setup-export
+// installs on a runner exactly what CI tested (python/lock.sh makes them).
+//
+//go:embed python/export.lock python/mtk-py310.lock
+var PythonFS embed.FS

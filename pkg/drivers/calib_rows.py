@@ -41,7 +41,10 @@ def messages(prompt, row):
 
 def render(tokenizer, prompt, row):
     tools = (prompt.get("tools") or None) if row["app"] else None
-    ids = tokenizer.apply_chat_template(messages(prompt, row), tools=tools, add_generation_prompt=True, tokenize=True)
+    # return_dict=False: transformers 5 returns a BatchEncoding by default, whose iteration
+    # yields its keys ("input_ids", "attention_mask"), not the ids.
+    ids = tokenizer.apply_chat_template(messages(prompt, row), tools=tools, add_generation_prompt=True,
+                                        tokenize=True, return_dict=False)
     return [int(i) for i in ids]
 
 

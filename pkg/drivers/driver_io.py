@@ -29,7 +29,7 @@ def serve(run, refusal, subject):
         result = run(plan)
     except refusal as e:
         return fail(str(e), subject, getattr(e, subject, None))
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, RuntimeError) as e:  # torch and ExecuTorch raise RuntimeError
         return fail("%s: %s" % (type(e).__name__, e), subject, None)
     json.dump(result, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")

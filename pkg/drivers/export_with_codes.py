@@ -31,6 +31,9 @@ def int4_tensors(module):
     if w is not None and hasattr(w, "qdata") and hasattr(w, "scale"):
         return w.qdata, w.scale, getattr(w, "zero_point", None)
     scales = getattr(module, "scales", None)
+    # The int8 embedding (embedding_quantize "8,0") has an int8 weight and scales too.
+    if "Embedding" in type(module).__name__:
+        return None
     if w is not None and scales is not None and str(w.dtype) == "torch.int8":
         return w, scales, getattr(module, "zeros", None)
     return None

@@ -47,8 +47,11 @@ def render(tokenizer, prompt, row):
         raise PlanError("row %r has no token ids and the plan names no tokenizer" % row["question"], row["question"])
     messages = [{"role": "system", "content": prompt["system"]}] + list(prompt["primer"])
     messages.append({"role": "user", "content": row["user"]})
-    return list(tokenizer.apply_chat_template(messages, tools=prompt.get("tools") or None,
-                                              add_generation_prompt=True, tokenize=True))
+    # return_dict=False: transformers 5 returns a BatchEncoding by default, whose iteration
+    # yields its keys ("input_ids", "attention_mask"), not the ids.
+    return [int(i) for i in tokenizer.apply_chat_template(messages, tools=prompt.get("tools") or None,
+                                                          add_generation_prompt=True, tokenize=True,
+                                                          return_dict=False)]
 
 
 def hf_model(torch, path):
@@ -67,7 +70,10 @@ def pte_model(torch, path):
 
     def run(ids):
         m = _load_for_executorch(path)
-        chunk = int(m.run_method("get_max_seq_len", ())[0])
+        # export_llm's programs take at most max_seq_len - 1 tokens a call (the token
+        # dimension is exported as Dim(max=max_seq_len - 1)), though get_max_seq_len says
+        # max_seq_len.
+        chunk = max(1, int(m.run_method("get_max_seq_len", ())[0]) - 1)
         out, pos = None, 0
         while pos < len(ids):
             part = ids[pos:pos + chunk]

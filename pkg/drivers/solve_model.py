@@ -69,6 +69,9 @@ def group_hessian(torch, run, feeds, module, plan, keeps=None):
     keep = iter(keeps or [])
 
     def gram(x):
+        if x.dim() != 3:
+            raise gptq.SolveError("a linear received a %d-dimensional input, not [1, positions, features]: "
+                                  "the eager model must return every position" % x.dim(), None)
         x = x.detach()[:, next(keep, 0):]  # [1, positions, features]: the positions that count
         x = x.reshape(-1, x.shape[-1]).to(torch.float64)
         if plan.get("fake_quant_activations"):
@@ -194,6 +197,10 @@ def llm_config(m):
         "base": {"model_class": m["model_class"], "params": m["params"], "checkpoint": m["checkpoint"]},
         "model": {"use_kv_cache": False, "use_sdpa_with_kv_cache": False, "dtype_override": "fp32"},
         "export": {"max_seq_length": m["max_seq_length"], "max_context_length": m["max_seq_length"]},
+        # Without full logits ExecuTorch's Transformer keeps only the last position before
+        # the norm, so the output head would see [1, dim]: one position per row, and rows
+        # whose head is skipped (keep_from > 0) would lose feature columns instead.
+        "debug": {"generate_full_logits": True},
     }
     return OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(LlmConfig), keys))
 

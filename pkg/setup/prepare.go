@@ -283,8 +283,14 @@ func (r *Result) installPython(ctx context.Context, c Config, env Env, log Logge
 	if py.Main, err = interpreter(env, c.Versions.Python, "PYTHON_VERSION"); err != nil {
 		return err
 	}
+	if py.Lock, err = writeLock(c, c.Versions.Python, r.WorkDir); err != nil {
+		return err
+	}
 	if c.Tools.MTKPython {
 		if py.ToolBase, err = interpreter(env, c.Versions.MTKPython, "MTK_PYTHON_VERSION"); err != nil {
+			return err
+		}
+		if py.ToolLock, err = writeLock(c, c.Versions.MTKPython, r.WorkDir); err != nil {
 			return err
 		}
 		py.ToolVenv = filepath.Join(r.WorkDir, "mtk-venv")
@@ -306,6 +312,27 @@ func (r *Result) installPython(ctx context.Context, c Config, env Env, log Logge
 		}
 	}
 	return nil
+}
+
+// writeLock writes the embedded lock of python (X.Y) without its CUDA libraries into
+// work/python-locks, after checking it against versions.env.
+func writeLock(c Config, python, work string) (string, error) {
+	l, err := LockFor(python)
+	if err != nil {
+		return "", err
+	}
+	if err := checkPins(l, c); err != nil {
+		return "", err
+	}
+	dir := filepath.Join(work, "python-locks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("make %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, strings.TrimSuffix(l.Name, ".lock")+".cpu.txt")
+	if err := os.WriteFile(path, l.CPU().Requirements(), 0o644); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
 }
 
 // interpreter finds pythonX.Y on PATH.

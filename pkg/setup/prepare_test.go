@@ -79,8 +79,9 @@ func TestPrepareMediaTek(t *testing.T) {
 	work := filepath.Join(r.data, "exe-expo-work")
 	wheels := filepath.Join(r.home, ".cache", "exe-expo", "sdk", "neuropilot-8.0.8-build20250925")
 	venv := filepath.Join(work, "mtk-venv")
-	pip := " -m pip install --progress-bar off "
+	pip := " -m pip install --progress-bar off --no-deps "
 	cpu := "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0"
+	locks := filepath.Join(work, "python-locks")
 	assert.Equal(t, []string{
 		"sudo fallocate -l 8G " + r.data + "/exe-expo.swap",
 		"sudo chmod 600 " + r.data + "/exe-expo.swap",
@@ -88,11 +89,11 @@ func TestPrepareMediaTek(t *testing.T) {
 		"sudo swapon " + r.data + "/exe-expo.swap",
 		"go build -o " + r.temp + "/exe-expo-bin/exe-expo ./cmd/exe-expo",
 		"/py/bin/python3.11" + pip + cpu,
-		"/py/bin/python3.11" + pip + "executorch==1.4.0 torch==2.13.0 torchao==0.18.0",
+		"/py/bin/python3.11" + pip + "-r " + locks + "/export.cpu.txt",
 		"/py/bin/python3.10 -m venv " + venv,
 		venv + "/bin/python" + pip + cpu,
-		venv + "/bin/python" + pip + "executorch==1.4.0 torch==2.13.0 torchao==0.18.0 transformers datasets huggingface-hub safetensors sentencepiece tokenizers piq pillow " +
-			wheels + "/" + neuronWheel + " " + wheels + "/" + convWheel,
+		venv + "/bin/python" + pip + "-r " + locks + "/mtk-py310.cpu.txt",
+		venv + "/bin/python" + pip + wheels + "/" + neuronWheel + " " + wheels + "/" + convWheel,
 	}, h.argv())
 	assert.Equal(t, repoRoot(t), h.cmds[4].Dir, "exe-expo is built in the checkout")
 	assert.DirExists(t, filepath.Join(work, "hf-home"))
@@ -109,8 +110,8 @@ func TestPrepareMediaTek(t *testing.T) {
 		"| host | 4 CPUs (AMD EPYC 7763), 16.0 GiB memory, 8.0 GiB swap |\n",
 		"| file system " + r.data + " | 10.0 GiB free: work folder `" + work + "` |\n",
 		"| swap file | 8 GiB at `" + r.data + "/exe-expo.swap` |\n",
-		"| Python | `/py/bin/python3.11`: executorch==1.4.0, torch==2.13.0, torchao==0.18.0 |\n",
-		"| tool venv | `" + venv + "/bin/python`: executorch==1.4.0, torch==2.13.0, torchao==0.18.0, transformers, datasets, huggingface-hub, safetensors, sentencepiece, tokenizers, piq, pillow, mtk-neuron==8.2.23 (NeuroPilot SDK wheel), mtk_converter==8.13.0 (NeuroPilot SDK wheel) |\n",
+		"| Python | `/py/bin/python3.11`: executorch==1.4.0, torch==2.13.0 (CPU build), torchao==0.18.0, every other distribution as python/export.lock pins it |\n",
+		"| tool venv | `" + venv + "/bin/python`: executorch==1.4.0, torch==2.13.0 (CPU build), torchao==0.18.0, every other distribution as python/mtk-py310.lock pins it, mtk-neuron==8.2.23 (NeuroPilot SDK wheel), mtk_converter==8.13.0 (NeuroPilot SDK wheel) |\n",
 		"| NeuroPilot SDK 8.0.8-build20250925 | downloaded, sha256 `" + sha(archive) + "` (" + c.Versions.NeuroPilotSDKURL + "), in `" + wheels + "` |\n",
 	} {
 		assert.Contains(t, sum, want)
@@ -144,7 +145,7 @@ func TestPrepareQNN(t *testing.T) {
 	require.NoError(t, err, buf.String())
 	got := h.argv()
 	require.Len(t, got, 4)
-	assert.Equal(t, "/py/bin/python3.11 -m pip install --progress-bar off executorch==1.4.0 torch==2.13.0 torchao==0.18.0 transformers lm_eval datasets py-cpuinfo requests", got[2])
+	assert.Equal(t, "/py/bin/python3.11 -m pip install --progress-bar off --no-deps -r "+filepath.Join(r.data, "exe-expo-work", "python-locks", "export.cpu.txt"), got[2])
 	assert.Equal(t, "/py/bin/python3.11 -c import executorch.backends.qualcomm", got[3])
 	assert.Equal(t, QAIRTDir(r.home, "2.37.0.250724"), res.QNNRoot)
 	assert.Contains(t, Summary(in, res), "| QAIRT 2.37.0.250724 | downloaded, checked by ExecuTorch (ExecuTorch 1.4.0's download from softwarecenter.qualcomm.com), in `"+res.QNNRoot+"` |\n")

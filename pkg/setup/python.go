@@ -10,8 +10,9 @@ import (
 )
 
 // TorchIndex is PyTorch's CPU-only wheel index. torch from PyPI on x86-64 Linux pulls the
-// CUDA libraries, gigabytes an export on a CPU runner never loads, so torch comes from here
-// first and the pinned install after it finds it satisfied (2.13.0+cpu is 2.13.0).
+// CUDA libraries, gigabytes an export on a CPU runner never loads, so on a runner torch
+// comes from here first and the locked install after it finds it satisfied (2.13.0+cpu is
+// 2.13.0). CI, which reaches PyPI alone, installs the whole lock (python/install.sh).
 const TorchIndex = "https://download.pytorch.org/whl/cpu"
 
 // PythonVersions are the interpreters setup-python must provide, the default one last (as
@@ -24,15 +25,9 @@ func PythonVersions(c Config) []string {
 	return []string{c.Versions.Python}
 }
 
-// pins are the requirements every environment gets: ExecuTorch and the torch and torchao
-// its install_requirements.py installs.
-func pins(c Config) []string {
-	v := c.Versions
-	return []string{"executorch==" + v.ExecuTorch, "torch==" + v.Torch, "torchao==" + v.TorchAO}
-}
-
-// extras are the backend's distributions beyond the pins: its Dists and Requires, once
-// each, without the ones its SDK brings as wheels (Tools.Pins).
+// extras are the backend's distributions beyond ExecuTorch's own: its Dists and Requires,
+// once each, without the ones its SDK brings as wheels (Tools.Pins). The lock must pin
+// every one of them (TestLockCoversBackends).
 func extras(c Config) []string {
 	fromSDK := map[string]bool{}
 	for d := range sdkPins(c) {
@@ -67,9 +62,13 @@ func normalize(dist string) string { return nonName.ReplaceAllString(strings.ToL
 type Python struct {
 	// Main is the PYTHON_VERSION interpreter the export's drivers run with.
 	Main string
-	// ToolBase is the MTK_PYTHON_VERSION interpreter the tool venv is made from, and
-	// ToolVenv the venv's folder; both empty unless the backend's tool runs there.
-	ToolBase, ToolVenv string
+	// Lock is the requirements file installed into Main: python/export.lock without the
+	// CUDA libraries (Lock.CPU), written by setup-export.
+	Lock string
+	// ToolBase is the MTK_PYTHON_VERSION interpreter the tool venv is made from, ToolVenv
+	// the venv's folder and ToolLock its requirements file (python/mtk-py310.lock
+	// likewise); all empty unless the backend's tool runs there.
+	ToolBase, ToolVenv, ToolLock string
 	// Wheels are the SDK's wheels the tool venv installs.
 	Wheels []string
 }
@@ -82,23 +81,25 @@ func (p Python) ToolPython() string {
 	return filepath.Join(p.ToolVenv, "bin", "python")
 }
 
-// Requirements are what each interpreter gets: the main python the pins (and the
-// backend's distributions, unless its tool runs in its own venv); the tool venv the pins
-// and the distributions, its SDK's wheels aside.
+// Requirements are what the step summary says each interpreter got: ExecuTorch's three
+// pins and the lock file the rest came from.
 func Requirements(c Config) (main, tool []string) {
-	main = pins(c)
+	v := c.Versions
+	pins := []string{"executorch==" + v.ExecuTorch, "torch==" + v.Torch + " (CPU build)", "torchao==" + v.TorchAO}
+	main = append(slices.Clone(pins), "every other distribution as "+LockFile+" pins it")
 	if !c.Tools.MTKPython {
-		return append(main, extras(c)...), nil
+		return main, nil
 	}
-	return main, append(pins(c), extras(c)...)
+	return main, append(slices.Clone(pins), "every other distribution as "+ToolLockFile+" pins it")
 }
 
-// Installs are the commands that install the pinned environment, in order, torch from
-// the CPU index before each interpreter's requirements.
+// Installs are the commands that install the locked environment, in order: torch from the
+// CPU index, then the lock, both without dependencies, so that nothing unpinned comes in
+// (torch 2.13.0+cpu satisfies the lock's torch==2.13.0, and the CUDA libraries are left
+// out of the file); the tool venv likewise, then the SDK's wheels.
 func Installs(c Config, p Python) []Cmd {
-	main, tool := Requirements(c)
-	torch := []string{"--index-url", TorchIndex, "torch==" + c.Versions.Torch}
-	cmds := []Cmd{pip(p.Main, torch...), pip(p.Main, main...)}
+	torch := []string{"--no-deps", "--index-url", TorchIndex, "torch==" + c.Versions.Torch}
+	cmds := []Cmd{pip(p.Main, torch...), pip(p.Main, "--no-deps", "-r", p.Lock)}
 	if !c.Tools.MTKPython {
 		return cmds
 	}
@@ -106,7 +107,8 @@ func Installs(c Config, p Python) []Cmd {
 	return append(cmds,
 		Cmd{Argv: []string{p.ToolBase, "-m", "venv", p.ToolVenv}},
 		pip(venv, torch...),
-		pip(venv, append(tool, p.Wheels...)...))
+		pip(venv, "--no-deps", "-r", p.ToolLock),
+		pip(venv, append([]string{"--no-deps"}, p.Wheels...)...))
 }
 
 func pip(python string, args ...string) Cmd {

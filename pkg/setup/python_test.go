@@ -8,36 +8,33 @@ import (
 )
 
 // TestInstalls holds the pip command lines per backend: torch from the CPU index first,
-// then ExecuTorch and the torch and torchao pins of versions.env with the backend's own
-// distributions; MediaTek's tool venv gets them again with the SDK's two wheels.
+// then the lock file, both without dependencies; MediaTek's tool venv gets them again from
+// its own lock, then the SDK's two wheels.
 func TestInstalls(t *testing.T) {
-	const cpu = "--index-url https://download.pytorch.org/whl/cpu"
-	pip := "-m pip install --progress-bar off"
+	const cpu = "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0"
+	pip := "-m pip install --progress-bar off --no-deps"
 	for _, tc := range []struct {
 		backend string
 		py      Python
 		want    []string
 	}{
-		{"xnnpack", Python{Main: "/py/3.11/bin/python3.11"}, []string{
-			"/py/3.11/bin/python3.11 " + pip + " " + cpu + " torch==2.13.0",
-			"/py/3.11/bin/python3.11 " + pip + " executorch==1.4.0 torch==2.13.0 torchao==0.18.0 transformers",
+		{"xnnpack", Python{Main: "/py/3.11/bin/python3.11", Lock: "/w/export.cpu.txt"}, []string{
+			"/py/3.11/bin/python3.11 " + pip + " " + cpu,
+			"/py/3.11/bin/python3.11 " + pip + " -r /w/export.cpu.txt",
 		}},
-		{"vulkan", Python{Main: "python3.11"}, []string{
-			"python3.11 " + pip + " " + cpu + " torch==2.13.0",
-			"python3.11 " + pip + " executorch==1.4.0 torch==2.13.0 torchao==0.18.0",
+		{"qnn", Python{Main: "python3.11", Lock: "/w/export.cpu.txt"}, []string{
+			"python3.11 " + pip + " " + cpu,
+			"python3.11 " + pip + " -r /w/export.cpu.txt",
 		}},
-		{"qnn", Python{Main: "python3.11"}, []string{
-			"python3.11 " + pip + " " + cpu + " torch==2.13.0",
-			"python3.11 " + pip + " executorch==1.4.0 torch==2.13.0 torchao==0.18.0 transformers lm_eval datasets py-cpuinfo requests",
-		}},
-		{"mediatek", Python{Main: "python3.11", ToolBase: "/py/3.10/bin/python3.10", ToolVenv: "/work/mtk-venv",
-			Wheels: []string{"/sdk/mtk_converter-8.13.0+public-cp310-cp310-manylinux_2_17_x86_64.whl", "/sdk/mtk_neuron-8.2.23-py3-none-linux_x86_64.whl"}}, []string{
-			"python3.11 " + pip + " " + cpu + " torch==2.13.0",
-			"python3.11 " + pip + " executorch==1.4.0 torch==2.13.0 torchao==0.18.0",
+		{"mediatek", Python{Main: "python3.11", Lock: "/w/export.cpu.txt", ToolBase: "/py/3.10/bin/python3.10", ToolVenv: "/work/mtk-venv",
+			ToolLock: "/w/mtk-py310.cpu.txt",
+			Wheels:   []string{"/sdk/mtk_converter-8.13.0+public-cp310-cp310-manylinux_2_17_x86_64.whl", "/sdk/mtk_neuron-8.2.23-py3-none-linux_x86_64.whl"}}, []string{
+			"python3.11 " + pip + " " + cpu,
+			"python3.11 " + pip + " -r /w/export.cpu.txt",
 			"/py/3.10/bin/python3.10 -m venv /work/mtk-venv",
-			"/work/mtk-venv/bin/python " + pip + " " + cpu + " torch==2.13.0",
-			"/work/mtk-venv/bin/python " + pip + " executorch==1.4.0 torch==2.13.0 torchao==0.18.0 transformers datasets huggingface-hub safetensors sentencepiece tokenizers piq pillow " +
-				"/sdk/mtk_converter-8.13.0+public-cp310-cp310-manylinux_2_17_x86_64.whl /sdk/mtk_neuron-8.2.23-py3-none-linux_x86_64.whl",
+			"/work/mtk-venv/bin/python " + pip + " " + cpu,
+			"/work/mtk-venv/bin/python " + pip + " -r /w/mtk-py310.cpu.txt",
+			"/work/mtk-venv/bin/python " + pip + " /sdk/mtk_converter-8.13.0+public-cp310-cp310-manylinux_2_17_x86_64.whl /sdk/mtk_neuron-8.2.23-py3-none-linux_x86_64.whl",
 		}},
 	} {
 		t.Run(tc.backend, func(t *testing.T) {

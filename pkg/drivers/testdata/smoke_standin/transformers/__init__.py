@@ -22,8 +22,13 @@ class _Tokenizer:
     def __init__(self, template, vocab):
         self.template, self.vocab = template, vocab
 
-    def apply_chat_template(self, messages, tools=None, tokenize=False, add_generation_prompt=False):
+    def apply_chat_template(self, messages, tools=None, tokenize=True, add_generation_prompt=False, return_dict=True):
+        """As transformers 5's: tokenize and return_dict default to True, and then the ids come
+        back in a dict (a BatchEncoding) whose iteration yields its keys."""
         assert add_generation_prompt
+        if tokenize and return_dict:
+            ids = self.apply_chat_template(messages, tools, True, True, return_dict=False)
+            return {"input_ids": ids, "attention_mask": [1] * len(ids)}
         if not tokenize:
             return self.template.replace("{content}", messages[-1]["content"])
         lines = []

@@ -60,8 +60,9 @@ class _Block(nn.Module):
 
 
 class _Transformer(nn.Module):
-    def __init__(self, layers):
+    def __init__(self, layers, full_logits):
         super().__init__()
+        self.full_logits = full_logits
         self.tok_embeddings = nn.Embedding(VOCAB, DIM)
         self.layers = nn.ModuleList(_Block() for _ in range(layers))
         self.norm, self.output = _Norm(), nn.Linear(DIM, VOCAB, bias=False)
@@ -72,6 +73,8 @@ class _Transformer(nn.Module):
         h = self.tok_embeddings(tokens)
         for layer in self.layers:
             h, _ = layer(h, ang.cos(), ang.sin(), {"input_pos": None})
+        if not self.full_logits:  # as ExecuTorch 1.4.0's Transformer: the last position only
+            h = h[:, -1, :]
         return self.output(self.norm(h))
 
 
@@ -84,7 +87,8 @@ class Llama2Model:
             raise FileNotFoundError("no checkpoint %s" % c.base.checkpoint)
         with open(c.base.params) as f:
             self.layers = int(json.load(f)["n_layers"])
+        self.full_logits = bool(c.debug.generate_full_logits)
 
     def get_eager_model(self):
         torch.manual_seed(0)
-        return _Transformer(self.layers)
+        return _Transformer(self.layers, self.full_logits)

@@ -1,5 +1,6 @@
 """Stand-in for ExecuTorch 1.4.0's LlmConfig: the keys solve_model.py merges into it with
-OmegaConf, as plain strings (the real one's model_class and dtype_override are enums)."""
+OmegaConf, as plain strings (the real one's model_class and dtype_override are enums), with
+the real one's defaults (extension/llm/export/config/llm_config.py at v1.4.0)."""
 
 from dataclasses import dataclass, field
 
@@ -13,8 +14,8 @@ class BaseConfig:
 
 @dataclass
 class ModelConfig:
-    use_kv_cache: bool = True
-    use_sdpa_with_kv_cache: bool = True
+    use_kv_cache: bool = False
+    use_sdpa_with_kv_cache: bool = False
     dtype_override: str = "fp32"
 
 
@@ -25,7 +26,13 @@ class ExportConfig:
 
 
 @dataclass
+class DebugConfig:
+    generate_full_logits: bool = False
+
+
+@dataclass
 class LlmConfig:
     base: BaseConfig = field(default_factory=BaseConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
     export: ExportConfig = field(default_factory=ExportConfig)
+    debug: DebugConfig = field(default_factory=DebugConfig)

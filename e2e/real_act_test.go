@@ -1,0 +1,159 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/tinymodel"
+)
+
+// realPython is the real toolchain's python (EXE_EXPO_PYTHON, which .ci/run sets from
+// python/install.sh), or the test skips (fails under EXE_EXPO_CI=1).
+func realPython(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("EXE_EXPO_PYTHON")
+	msg := "EXE_EXPO_PYTHON names no python with ExecuTorch 1.4.0 (python/install.sh installs one)"
+	if p != "" {
+		out, err := exec.Command(p, "-c", "from importlib.metadata import version; print(version('executorch'))").Output()
+		if err == nil && strings.TrimSpace(string(out)) == "1.4.0" {
+			return p
+		}
+	}
+	if os.Getenv("EXE_EXPO_CI") == "1" {
+		t.Fatal("EXE_EXPO_CI=1 and " + msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// TestExportWorkflowRealToolchain runs the generated export-xnnpack.yml once with the real
+// ExecuTorch 1.4.0 toolchain instead of the stand-in: a tiny real Qwen3 model (built with
+// transformers' own classes, taught one reply) is seeded into hubtest as Qwen/Qwen3-0.6B,
+// and plan, the GPTQ solve, the export, verify (smoke and gate) and publish all run for
+// real. The official JS client then reads the repo back, and every file's sha256 matches
+// the export reports.
+func TestExportWorkflowRealToolchain(t *testing.T) {
+	act := needAct(t)
+	py := realPython(t)
+	needTool(t, "jq")
+	node := needNode(t)
+	root := repoRoot(t)
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	f, err := tinymodel.Lookup("qwen3")
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "Qwen3-0.6B")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
+	defer cancel()
+	_, err = tinymodel.Build(ctx, py, cfg, f, dir, tinymodel.Options{Seed: 1, Reply: "Paris is the answer."})
+	require.NoError(t, err)
+	srv := hubtest.New(t)
+	_, err = srv.AddModelDir(f.ID, dir, hubtest.PipelineTag("text-generation"))
+	require.NoError(t, err)
+
+	repo := gitRepo(t, root, "experimentalmachines/exe-expo")
+	artifacts := t.TempDir()
+	log := actRun{
+		dir:      repo,
+		workflow: ".github/workflows/export-xnnpack.yml",
+		inputs:   map[string]string{"model_id": f.ID, "contexts": "2048", "publish": "true", "gptq": "true"},
+		secrets:  map[string]string{"HF_TOKEN": "hf_e2etoken"},
+		vars:     map[string]string{"EXE_EXPO_PYTHON": py},
+		env:      map[string]string{"HF_ENDPOINT": srv.URL, "EXE_EXPO_ACT_ARTIFACTS": artifacts, "OMP_NUM_THREADS": "1"},
+		repos:    standins(t, root),
+	}.run(t, act, labels(t, root))
+	assert.NotContains(t, log, "hf_e2etoken", "the token reached the log")
+
+	const out = "experimentalmachines/Qwen3-0.6B-ExecuTorch"
+	files := srv.Files(out, "main")
+	require.Contains(t, files, "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte", "published: %v", files)
+	assert.Contains(t, files, "xnnpack/config.json")
+	assert.Contains(t, files, "README.md")
+
+	// The reports the verify job checked: every file they list must come back from the Hub,
+	// through the official client, with the report's sha256 and size.
+	var reports []string
+	require.NoError(t, filepath.WalkDir(artifacts, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "export-report-") {
+			reports = append(reports, p)
+		}
+		return err
+	}))
+	require.NotEmpty(t, reports, "no export report among the artifacts")
+	want := map[string]report.File{}
+	for _, p := range reports {
+		r, err := report.Read(p)
+		require.NoError(t, err)
+		assert.Equal(t, "gptq", r.Recipe["int4_codes"], "%s: the export used the solve's codes", p)
+		if r.Smoke != nil || r.Gate != nil {
+			require.NotNil(t, r.Smoke, "%s: verified without a smoke run", p)
+			require.NotNil(t, r.Gate, "%s: verified without the gate", p)
+			assert.True(t, r.Smoke.Passed, "smoke: %v", r.Smoke.Problems)
+			assert.True(t, r.Gate.Passed, "gate: %v", r.Gate.Problems)
+			assert.Positive(t, r.Gate.Graded)
+		}
+		for _, f := range r.Files {
+			want[f.Path] = f
+		}
+	}
+	fetched := jsFetch(t, node, filepath.Join(root, "pkg", "hub", "hubtest", "testdata", "js"), srv.URL, out)
+	for path, f := range want {
+		got, ok := fetched[path]
+		if assert.True(t, ok, "%s is in a report but not on the Hub", path) {
+			assert.Equal(t, f.SHA256, got.SHA256, path)
+			assert.Equal(t, f.Bytes, got.Size, path)
+		}
+	}
+}
+
+type fetchedFile struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
+}
+
+// jsFetch lists the repo and downloads every file with @huggingface/hub, as the app does.
+func jsFetch(t *testing.T, node, jsDir, hubURL, repo string) map[string]fetchedFile {
+	t.Helper()
+	arg, err := json.Marshal(map[string]any{"mode": "fetch", "hubUrl": hubURL, "token": "hf_e2etoken", "repo": repo})
+	require.NoError(t, err)
+	cmd := exec.Command(node, "driver.mjs", string(arg))
+	cmd.Dir = jsDir
+	out, err := cmd.Output()
+	require.NoError(t, err, "%s", out)
+	var res []fetchedFile
+	require.NoError(t, json.Unmarshal(out, &res), "%s", out)
+	m := map[string]fetchedFile{}
+	for _, f := range res {
+		m[f.Path] = f
+	}
+	return m
+}
+
+// needNode is node with the JS client installed (.ci/run runs npm ci), or the test skips.
+func needNode(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err == nil {
+		_, err = os.Stat(filepath.Join(repoRoot(t), "pkg", "hub", "hubtest", "testdata", "js", "node_modules", "@huggingface", "hub"))
+	}
+	if err != nil {
+		if os.Getenv("EXE_EXPO_CI") == "1" {
+			t.Fatalf("EXE_EXPO_CI=1 and the JS client is missing: %v", err)
+		}
+		t.Skipf("the JS client needs node and `npm ci` in pkg/hub/hubtest/testdata/js: %v", err)
+	}
+	return node
+}
