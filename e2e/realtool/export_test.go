@@ -1,8 +1,11 @@
 package realtool
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -23,15 +26,94 @@ type exported struct {
 	report           *report.Report
 }
 
-// export runs exe-expo export with the real toolchain and reads its report back.
+// export runs exe-expo export with the real toolchain and reads its report back. Exports
+// without extra flags are made once per package run and shared (under the package's
+// folder); a test that changes one works on a copy (copyExport).
 func export(t *testing.T, backend, family, reply string, seed int, extra ...string) exported {
 	t.Helper()
-	c := exportArgs(t, backend, family, reply, seed, append([]string{"--keep-work"}, extra...)...)
+	if len(extra) > 0 {
+		c := exportArgs(t, backend, family, reply, seed, append([]string{"--keep-work"}, extra...)...)
+		return runExport(t, c, backend, family, reply, seed)
+	}
+	key := fmt.Sprintf("%s|%s|%s|%d", backend, family, reply, seed)
+	exportsMu.Lock()
+	o, ok := exports[key]
+	if !ok {
+		o = &exportOnce{}
+		exports[key] = o
+	}
+	exportsMu.Unlock()
+	o.once.Do(func() {
+		dir, err := os.MkdirTemp(root, "export-")
+		if err != nil {
+			o.err = err.Error()
+			return
+		}
+		c := exportArgs(t, backend, family, reply, seed, "--keep-work")
+		c.out, c.dir = filepath.Join(dir, "out"), filepath.Join(dir, "work")
+		c.args = withFolders(c.args, c.out, c.dir)
+		code, stdout, stderr := exeExpo(t, c.args...)
+		if code != 0 {
+			o.err = fmt.Sprintf("exe-expo %s: exit %d\n%s\n%s", strings.Join(c.args, " "), code, stdout, lastLines(stderr, 40))
+			return
+		}
+		o.e = readExport(t, c, backend, family, reply, seed)
+	})
+	require.Empty(t, o.err)
+	return o.e
+}
+
+var (
+	exportsMu sync.Mutex
+	exports   = map[string]*exportOnce{}
+)
+
+type exportOnce struct {
+	once sync.Once
+	e    exported
+	err  string
+}
+
+func runExport(t *testing.T, c exportCall, backend, family, reply string, seed int) exported {
+	t.Helper()
 	mustExeExpo(t, c.args...)
+	return readExport(t, c, backend, family, reply, seed)
+}
+
+func readExport(t *testing.T, c exportCall, backend, family, reply string, seed int) exported {
+	t.Helper()
 	e := exported{model: tiny(t, family, reply, seed), out: c.out, work: c.dir}
 	paths, err := report.Find(e.out, backend, "")
 	require.NoError(t, err)
 	require.Len(t, paths, 1, "one export report under %s", e.out)
+	e.report, err = report.Read(paths[0])
+	require.NoError(t, err)
+	return e
+}
+
+// withFolders replaces the --out and --work values of an export's arguments.
+func withFolders(args []string, out, work string) []string {
+	args = append([]string{}, args...)
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--out":
+			args[i+1] = out
+		case "--work":
+			args[i+1] = work
+		}
+	}
+	return args
+}
+
+// copyExport is a copy of a shared export's out folder that a test may change.
+func copyExport(t *testing.T, e exported) exported {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "out")
+	require.NoError(t, os.CopyFS(dst, os.DirFS(e.out)))
+	e.out = dst
+	paths, err := report.Find(dst, e.report.Backend, "")
+	require.NoError(t, err)
+	require.Len(t, paths, 1)
 	e.report, err = report.Read(paths[0])
 	require.NoError(t, err)
 	return e
@@ -74,7 +156,7 @@ func TestExportXNNPACK(t *testing.T) {
 	for _, f := range tinymodel.Families {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()
-			e := export(t, "xnnpack", f.Name, replyA, 1)
+			e := copyExport(t, export(t, "xnnpack", f.Name, replyA, 1))
 			checkFile(t, e, "XnnpackBackend")
 			checkConversion(t, e)
 			smokeRun(t, e)
@@ -86,6 +168,7 @@ func TestExportXNNPACK(t *testing.T) {
 // partitioner, which runs on a CPU; the file cannot run here (no GPU runner), so it gets
 // the structural check and our reader.
 func TestExportVulkan(t *testing.T) {
+	t.Parallel()
 	e := export(t, "vulkan", "qwen3", replyA, 1)
 	checkFile(t, e, "VulkanBackend")
 }

@@ -59,6 +59,7 @@ torch.save(codes, out)
 // run exactly as the recipe runs it, is refused by the real export_llm naming the key. A
 // recipe that wrote a key ExecuTorch 1.4.0 does not know could not pass unseen.
 func TestWrongExportLLMKey(t *testing.T) {
+	t.Parallel()
 	e := export(t, "xnnpack", "smollm2", replyA, 1)
 	yaml, err := os.ReadFile(filepath.Join(e.work, "export_llm.yaml"))
 	require.NoError(t, err)
@@ -85,7 +86,8 @@ func TestWrongExportLLMKey(t *testing.T) {
 // refuses it (inspect exits 2, smoke fails); its weights overwritten, the real runner's
 // reply is no longer the model's and smoke fails.
 func TestCorruptedPTE(t *testing.T) {
-	e := export(t, "xnnpack", "llama3.2", replyA, 1)
+	t.Parallel()
+	e := copyExport(t, export(t, "xnnpack", "llama3.2", replyA, 1))
 	require.Len(t, e.report.Files, 1)
 	path := filepath.Join(e.out, e.report.Files[0].Path)
 	good, err := os.ReadFile(path)
@@ -117,7 +119,6 @@ func TestCorruptedPTE(t *testing.T) {
 			assert.NotContains(t, r.Smoke.Reply, "Paris", "the damaged file still answers as the model")
 		}
 	})
-	require.NoError(t, os.WriteFile(path, good, 0o644))
 }
 
 // exportCall is an export's command line and folders, not yet run.

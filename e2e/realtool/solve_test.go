@@ -18,6 +18,7 @@ import (
 // it; and the gate grades it both ways: against its own source's reference it is graded
 // and passes, against another model's reference it fails.
 func TestSolveExportGate(t *testing.T) {
+	t.Parallel()
 	const family = "qwen3"
 	f, err := tinymodel.Lookup(family)
 	require.NoError(t, err)

@@ -58,8 +58,9 @@ func (m Model) ropeBytes() float64 {
 	return RopeBytesMeta
 }
 
-// PTEBytesXNNPACK estimates the export_llm XNNPACK file: int8 embedding, linears by qmode,
-// RoPE tables for the window, 1% format overhead.
+// PTEBytesXNNPACK estimates the export_llm XNNPACK file: int8 embedding with its scales,
+// linears by qmode, RoPE tables for the window, each layer's program and delegate graph,
+// and the file's fixed part.
 func (m Model) PTEBytesXNNPACK(qmode string, window int) (int64, error) {
 	bpl, err := LinearBytesPerParam(qmode)
 	if err != nil {
@@ -68,7 +69,7 @@ func (m Model) PTEBytesXNNPACK(qmode string, window int) (int64, error) {
 	a := m.Arch
 	raw := float64(a.EmbeddingParams())*EmbeddingInt8 + float64(a.LinearParams())*bpl +
 		float64(window)*float64(a.HeadDim)*m.ropeBytes()
-	return fromFloat(raw * PTEOverheadFactor), nil
+	return add(fromFloat(raw), mul(a.Vocab, EmbeddingScaleBytes), mul(a.Layers, PTEGraphBytesPerLayer), PTEFixedBytes), nil
 }
 
 // PTEBytesVulkan estimates the Vulkan delegate's file (fp32 scales and zeros per group).

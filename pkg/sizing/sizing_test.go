@@ -40,6 +40,11 @@ func sized(t testing.TB, id string) sizing.Model {
 	return sizing.Model{Arch: a, HFRope: src.Config.String("model_type") != "llama", Params: p}
 }
 
+// TestWorkedNumbers holds the size model to worked figures. The XNNPACK .pte figures are no
+// longer the reference's (499,968,163 for Qwen3-0.6B at 2k, its 1% factor): the model counts
+// the embedding scales and each layer's program and delegate graph instead, measured on real
+// files (docs/research/realtool.md), which puts Qwen3-0.6B's measured 496,570,368 bytes
+// 0.04% off instead of 0.7%.
 func TestWorkedNumbers(t *testing.T) {
 	q06, q17, q4 := sized(t, "Qwen/Qwen3-0.6B"), sized(t, "Qwen/Qwen3-1.7B"), sized(t, "Qwen/Qwen3-4B")
 	smol360 := sized(t, "HuggingFaceTB/SmolLM2-360M-Instruct")
@@ -62,11 +67,11 @@ func TestWorkedNumbers(t *testing.T) {
 		{"SmolLM2-360M KV per token", smol360.KVBytesPerToken(), 81_920},
 		{"SmolLM2-360M KV at 2k", smol360.KVCacheBytes(2048), 167_772_160},
 		{"Qwen3-0.6B masks at 32k", q06.MaskBytes(32768), 30_064_771_072},
-		{"Qwen3-0.6B .pte 2k", pte(q06, "8da4w", 2048), 499_968_163},
-		{"Qwen3-0.6B .pte 16k", pte(q06, "8da4w", 16384), 529_621_893},
-		{"Qwen3-1.7B .pte 8k", pte(q17, "8da4w", 8192), 1_308_652_830},
-		{"Qwen3-1.7B resident 8k", pte(q17, "8da4w", 8192) + q17.KVCacheBytes(8192) + overhead, 3_687_701_022},
-		{"Qwen3-1.7B resident 16k", pte(q17, "8da4w", 16384) + q17.KVCacheBytes(16384) + overhead, 5_583_694_202},
+		{"Qwen3-0.6B .pte 2k", pte(q06, "8da4w", 2048), 496_385_728},
+		{"Qwen3-0.6B .pte 16k", pte(q06, "8da4w", 16384), 525_745_856},
+		{"Qwen3-1.7B .pte 8k", pte(q17, "8da4w", 8192), 1_297_063_616},
+		{"Qwen3-1.7B resident 8k", pte(q17, "8da4w", 8192) + q17.KVCacheBytes(8192) + overhead, 3_676_111_808},
+		{"Qwen3-1.7B resident 16k", pte(q17, "8da4w", 16384) + q17.KVCacheBytes(16384) + overhead, 5_571_937_216},
 		{"Qwen3-0.6B export peak 2k", q06.ExportPeakBytes(2048), 6_093_469_952},
 		{"Qwen3-0.6B MediaTek calibration at 512", q06.MediaTekNeed(512, 9, 128, 14, false).CalibrationBytes, int64(float64(10*229_376*512)*3.8) + 751_632_384*6},
 		{"Qwen3-0.6B NPU KV at 2k", q06.NPUKVCacheBytes(2048), 234_881_024},

@@ -35,18 +35,30 @@ var script []byte
 type Family struct {
 	// Name is the family's short name in test names.
 	Name string
-	// ID is the Hub id the real files come from; a test exports the tiny folder under it.
+	// ID is the Hub id a test exports the tiny folder under.
 	ID string
+	// Files names the Hub model whose files are in families/ (default ID).
+	Files string
 }
 
-// Families are every family export_llm builds for XNNPACK and Vulkan.
+// Families are every family export_llm builds for XNNPACK and Vulkan. SmolLM3 is not
+// among them: ExecuTorch 1.4.0's export_llm does not offer it. LFM2 goes by LFM2.5, the
+// generation the app publishes, built from the Base checkpoint's files (the same
+// architecture and tokenizer; families/SOURCES.md).
 var Families = []Family{
-	{"qwen3", "Qwen/Qwen3-0.6B"},
-	{"qwen2.5", "Qwen/Qwen2.5-0.5B-Instruct"},
-	{"llama3.2", "meta-llama/Llama-3.2-1B-Instruct"},
-	{"smollm2", "HuggingFaceTB/SmolLM2-135M-Instruct"},
-	{"smollm3", "HuggingFaceTB/SmolLM3-3B"},
-	{"lfm2", "LiquidAI/LFM2-1.2B"},
+	{Name: "qwen3", ID: "Qwen/Qwen3-0.6B"},
+	{Name: "qwen2.5", ID: "Qwen/Qwen2.5-0.5B-Instruct"},
+	{Name: "llama3.2", ID: "meta-llama/Llama-3.2-1B-Instruct"},
+	{Name: "smollm2", ID: "HuggingFaceTB/SmolLM2-135M-Instruct"},
+	{Name: "lfm2.5", ID: "LiquidAI/LFM2.5-1.2B-Instruct", Files: "LiquidAI/LFM2.5-1.2B-Base"},
+}
+
+func (f Family) filesDir() string {
+	id := f.Files
+	if id == "" {
+		id = f.ID
+	}
+	return filepath.Join(familiesDir(), strings.Replace(id, "/", "__", 1))
 }
 
 // Lookup is the family named name.
@@ -126,7 +138,7 @@ func buildPlan(cfg *config.Config, f Family, out string, o Options) ([]byte, err
 	files := map[string]any{}
 	for _, name := range []string{"config.json", "generation_config.json", "tokenizer_config.json"} {
 		var v any
-		b, err := os.ReadFile(filepath.Join(familiesDir(), strings.Replace(f.ID, "/", "__", 1), name))
+		b, err := os.ReadFile(filepath.Join(f.filesDir(), name))
 		if err != nil {
 			return nil, err
 		}
@@ -136,7 +148,7 @@ func buildPlan(cfg *config.Config, f Family, out string, o Options) ([]byte, err
 		files[name] = v
 	}
 	var template *string
-	if b, err := os.ReadFile(filepath.Join(familiesDir(), strings.Replace(f.ID, "/", "__", 1), "chat_template.jinja")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(f.filesDir(), "chat_template.jinja")); err == nil {
 		s := string(b)
 		template = &s
 	}

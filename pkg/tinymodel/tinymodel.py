@@ -73,7 +73,7 @@ def train_tokenizer(specials, corpus):
 
 def scale(config, remap):
     """The real config with tiny sizes: 64 wide, 4 heads of 16 (2 kv heads where the family
-    groups queries), 128-wide MLP, the trained vocabulary; layers and layer lists cut."""
+    groups queries), 128-wide MLP, the trained vocabulary; two layers, layer lists cut."""
     c = dict(config)
     kind = c["model_type"]
     grouped = c.get("num_key_value_heads", c["num_attention_heads"]) < c["num_attention_heads"]
@@ -81,8 +81,7 @@ def scale(config, remap):
              num_key_value_heads=2 if grouped else HEADS, intermediate_size=FFN)
     if "head_dim" in c:
         c["head_dim"] = HEAD_DIM
-    # SmolLM3 leaves RoPE out of every fourth layer: four layers keep one NoPE layer.
-    layers = 4 if kind == "smollm3" else 2
+    layers = 2
     c["num_hidden_layers"] = layers
     for key in ("layer_types", "no_rope_layers"):
         if isinstance(c.get(key), list):
@@ -92,8 +91,11 @@ def scale(config, remap):
     if kind == "lfm2":
         # One conv layer, then one attention layer; the FFN width as LFM2 derives it
         # (2/3 of block_ff_dim, rounded up to block_multiple_of) comes out at 128.
-        c.update(block_dim=HIDDEN, conv_dim=HIDDEN, conv_dim_out=HIDDEN, num_heads=HEADS,
-                 block_ff_dim=192, block_multiple_of=32, full_attn_idxs=[1])
+        for key, value in (("block_dim", HIDDEN), ("conv_dim", HIDDEN), ("conv_dim_out", HIDDEN),
+                           ("num_heads", HEADS), ("block_ff_dim", 192), ("full_attn_idxs", [1])):
+            if key in c:
+                c[key] = value
+        c.update(intermediate_size=192, block_multiple_of=32)
         if isinstance(c.get("layer_types"), list):
             c["layer_types"] = ["conv", "full_attention"]
     for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
