@@ -171,12 +171,14 @@ func (r actRun) run(t *testing.T, act string, labels []string) string {
 }
 
 // hostEnv is this process's environment without what would change what the jobs do: the
-// test's own offline switch, a Hub or token of the developer's, an enclosing Actions run.
+// test's own offline switch, the python .ci/run exports (each test names the jobs' python
+// as the EXE_EXPO_PYTHON repository variable), a Hub or token of the developer's, an
+// enclosing Actions run.
 func hostEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if name == "EXE_EXPO_OFFLINE" || strings.HasPrefix(name, "HF_") || strings.HasPrefix(name, "GITHUB_") || strings.HasPrefix(name, "RUNNER_") {
+		if name == "EXE_EXPO_OFFLINE" || name == "EXE_EXPO_PYTHON" || strings.HasPrefix(name, "HF_") || strings.HasPrefix(name, "GITHUB_") || strings.HasPrefix(name, "RUNNER_") {
 			continue
 		}
 		out = append(out, kv)

@@ -153,6 +153,7 @@ func checkFile(t *testing.T, e exported, delegate string) {
 // checkpoint conversion numerically against transformers, and runs the file through
 // ExecuTorch's text LLM runner with exe-expo smoke.
 func TestExportXNNPACK(t *testing.T) {
+	t.Parallel()
 	for _, f := range tinymodel.Families {
 		t.Run(f.Name, func(t *testing.T) {
 			t.Parallel()

@@ -35,7 +35,7 @@ elif kind == "range":
 torch.save(codes, out)
 `), 0o644))
 	for _, tc := range []struct{ kind, want string }{
-		{"transposed", "shape"},
+		{"transposed", "do not fit the linear"},
 		{"unknown", "layers.7.attention.wq"},
 		{"range", "-8"},
 	} {

@@ -1,7 +1,9 @@
 package realtool
 
 import (
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -27,18 +29,28 @@ func TestSolveExportGate(t *testing.T) {
 	mustExeExpo(t, "solve", model, "--id", f.ID, "--out", codes, "--work", filepath.Join(t.TempDir(), "solve-work"), "--python", python(t))
 
 	var solved struct {
-		Linears []struct {
-			Name string `json:"name"`
-		} `json:"linears"`
+		Linears           int `json:"linears"`
+		EmptyReplies      int `json:"calibration_empty_replies"`
+		CalibrationRows   int `json:"calibration_rows"`
+		GateConfidentRows int `json:"gate_confident_rows"`
 	}
 	readJSON(t, filepath.Join(filepath.Dir(codes), "solve.json"), &solved)
-	var names []string
-	for _, l := range solved.Linears {
-		names = append(names, l.Name)
-	}
 	// 2 layers × 7 linears, and the output head.
-	assert.Len(t, names, 15, "linears solved: %v", names)
-	assert.Contains(t, names, "output")
+	assert.Equal(t, 15, solved.Linears)
+	assert.Positive(t, solved.CalibrationRows)
+	assert.Zero(t, solved.EmptyReplies, "the taught fp32 model continues every calibration row")
+	assert.Positive(t, solved.GateConfidentRows)
+	out, err := exec.Command(python(t), "-c", `import sys, torch
+codes = torch.load(sys.argv[1], weights_only=True)
+print(" ".join(sorted(codes)))
+for n, c in codes.items():
+    assert c["qdata"].dtype == torch.int8 and int(c["qdata"].min()) >= -8 and int(c["qdata"].max()) <= 7, n
+    assert c["scale"].shape[1] * 32 == c["qdata"].shape[1] and bool((c["scale"] > 0).all()), n
+`, codes).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	names := strings.Fields(lastLines(string(out), 1))
+	assert.Len(t, names, 15, "codes for every linear: %v", names)
+	assert.Contains(t, names, "output", "the output head is solved too")
 	var ref gate.Reference
 	readJSON(t, filepath.Join(filepath.Dir(codes), "gate.json"), &ref)
 	assert.NotEmpty(t, ref.Confident, "the taught fp32 model is confident on gate rows")
@@ -59,8 +71,8 @@ func TestSolveExportGate(t *testing.T) {
 	// Another model's reference: model B was taught another reply, so the file puts no
 	// probability on B's tokens.
 	other := tiny(t, family, replyB, 2)
-	code, out, errOut := exeExpo(t, "gate", e.out, "--source", other, "--reference", filepath.Join(t.TempDir(), "b-gate.json"), "--python", python(t))
-	assert.Equal(t, 2, code, "gate against another model's reference must fail\n%s\n%s", out, lastLines(errOut, 20))
+	code, gout, errOut := exeExpo(t, "gate", e.out, "--source", other, "--reference", filepath.Join(t.TempDir(), "b-gate.json"), "--python", python(t))
+	assert.Equal(t, 2, code, "gate against another model's reference must fail\n%s\n%s", gout, lastLines(errOut, 20))
 	r = readReport(t, e)
 	require.NotNil(t, r.Gate)
 	assert.False(t, r.Gate.Passed, "gate against another model")
