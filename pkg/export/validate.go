@@ -149,6 +149,13 @@ func (o *Options) checkQuant() error {
 	if st, err := f.Stat(); err != nil || st.IsDir() {
 		return refuse(FieldCodes, "%s %s is not a file: give the codes file of the GPTQ solve", FieldCodes, o.Codes)
 	}
+	// The tool runs in the work folder, so a relative path (the workflow's codes/codes.pt)
+	// would name nothing there.
+	abs, err := filepath.Abs(o.Codes)
+	if err != nil {
+		return refuse(FieldCodes, "%s %s: %s", FieldCodes, o.Codes, report.Reason(err))
+	}
+	o.Codes = abs
 	return nil
 }
 

@@ -268,3 +268,17 @@ func TestErrorsReadAsSentences(t *testing.T) {
 		})
 	}
 }
+
+// TestRelativeCodesMadeAbsolute: the tool runs in the work folder, so a codes file given
+// relative to where the export was started (the workflow's codes/codes.pt) is passed on as
+// an absolute path. Found when the workflow ran the real toolchain under act.
+func TestRelativeCodesMadeAbsolute(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "codes"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "codes", "codes.pt"), []byte("x"), 0o644))
+	t.Chdir(dir)
+	o := options(t, "Qwen/Qwen3-0.6B", "xnnpack", "ok", 2048)
+	o.Codes = filepath.Join("codes", "codes.pt")
+	require.NoError(t, o.Validate())
+	assert.Equal(t, filepath.Join(dir, "codes", "codes.pt"), o.Codes)
+}
