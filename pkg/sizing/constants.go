@@ -18,9 +18,9 @@ const (
 	// that keep Hugging Face's rotate-half layout (Qwen3 0.6B: 2k → 16k grew exactly
 	// 16 × 128 bytes per token). RopeBytesMeta is half of it for Meta's interleaved layout
 	// (SmolLM2-360M fp32: 1.50 GB at 2k and 16k, 1.51 GB at 32k), see docs/research/sizing.md.
-	RopeBytesHF        = 16
-	RopeBytesMeta      = 8
-	PTEOverheadFactor  = 1.01
+	RopeBytesHF       = 16
+	RopeBytesMeta     = 8
+	PTEOverheadFactor = 1.01
 	// The XNNPACK file has no proportional overhead once three costs the per-parameter
 	// terms leave out are counted, measured on the real export_llm files of the tiny models
 	// (e2e/realtool, docs/research/realtool.md): the int8 embedding's fp32 scale per row
@@ -34,12 +34,12 @@ const (
 	EmbeddingScaleBytes   = 4
 	PTEGraphBytesPerLayer = 27_000
 	PTEFixedBytes         = 4_000
-	ExportPeakWeights  = 1.0
-	ExportFixedBytes   = 2_500_000_000
-	HostPeakHeadroom   = 1.7
-	VulkanMaskCopies   = 2.6
-	VulkanNeedMargin   = 1.1
-	DefaultHostReserve = 1_000_000_000
+	ExportPeakWeights     = 1.0
+	ExportFixedBytes      = 2_500_000_000
+	HostPeakHeadroom      = 1.7
+	VulkanMaskCopies      = 2.6
+	VulkanNeedMargin      = 1.1
+	DefaultHostReserve    = 1_000_000_000
 )
 
 // Vulkan packs 4-bit weights with an fp32 scale and zero point per group of 32 (0.75 B per
