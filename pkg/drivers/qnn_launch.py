@@ -12,6 +12,15 @@ ARGS are llama.py's (examples/qualcomm/oss_scripts/llama/llama.py), run in this 
   (examples/models/llama/hf_download.py:29-46). Both requests are served from --snapshot,
   the folder exe-expo downloaded at the plan's commit; the script's own converter writes
   --checkpoint, once per run. A request for any other repo stops the run.
+torchtune: the script's package imports the weight converters of every decoder it knows
+  (oss_scripts/llama/__init__.py:25), and four of them import torchtune at module level:
+  get_mapped_key (qwen2_5, granite_speech) and FullModelHFCheckpointer (smollm2,
+  phi_4_mini). The locked environment has no torchtune: PyPI's 0.6.1 does not import with
+  torchao 0.18 (torchtune/modules/common_utils.py:19, torchao.dtypes.nf4tensor) and
+  ExecuTorch pins an unreleased git commit. Where torchtune does not import, the launcher
+  serves get_mapped_key from ExecuTorch's own copy (examples/models/checkpoint.py, the
+  same mapping), and FullModelHFCheckpointer stops the run with a sentence that names the
+  model: no conversion of ours stands in for torchtune's.
 --record: written after the script succeeds, as JSON:
   {"repo": ID or null,
    "read": [{"what": "checkpoint" | "tokenizer" | "params", "path": file or folder}],
@@ -33,6 +42,7 @@ import json
 import os
 import runpy
 import sys
+import types
 
 LLAMA = "executorch.examples.qualcomm.oss_scripts.llama"
 FILE_FLAGS = {"--checkpoint": "checkpoint", "--params": "params", "--tokenizer_model": "tokenizer",
@@ -41,6 +51,51 @@ FILE_FLAGS = {"--checkpoint": "checkpoint", "--params": "params", "--tokenizer_m
 
 def log(msg):
     print("qnn_launch: " + msg, file=sys.stderr, flush=True)
+
+
+TORCHTUNE = {"torchtune.models.convert_weights": "get_mapped_key", "torchtune.training": "FullModelHFCheckpointer"}
+
+
+def get_mapped_key(key, mapping_dict):
+    """ExecuTorch's own copy of torchtune's key mapping (examples/models/checkpoint.py)."""
+    return importlib.import_module("executorch.examples.models.checkpoint").get_mapped_key(key, mapping_dict)
+
+
+class FullModelHFCheckpointer:
+    """Stops a conversion that needs torchtune's checkpointer, naming what is missing."""
+
+    def __init__(self, checkpoint_dir=None, *args, **kwargs):
+        raise SystemExit(
+            "qnn_launch: ExecuTorch 1.4.0 converts the Hub checkpoint in %s with torchtune's "
+            "FullModelHFCheckpointer (smollm2 and phi_4_mini do), and the locked environment has no "
+            "torchtune (PyPI's 0.6.1 does not import with torchao 0.18; ExecuTorch pins an unreleased "
+            "commit), so this model cannot be exported to QNN with ExecuTorch 1.4.0 here" % checkpoint_dir)
+
+
+def provide_torchtune():
+    """Makes the two torchtune names the script imports available; says which it uses."""
+    try:
+        for mod, name in TORCHTUNE.items():
+            getattr(importlib.import_module(mod), name)
+        return "torchtune " + getattr(importlib.import_module("torchtune"), "__version__", "(no version)")
+    except Exception as e:  # noqa: BLE001 - any failure to import means the fallback
+        why = "%s: %s" % (type(e).__name__, e)
+        for n in [n for n in sys.modules if n == "torchtune" or n.startswith("torchtune.")]:
+            del sys.modules[n]
+
+    def module(name, **attrs):
+        m = types.ModuleType(name)
+        m.__path__ = []
+        m.__dict__.update(attrs)
+        return m
+
+    convert = module("torchtune.models.convert_weights", get_mapped_key=get_mapped_key)
+    models = module("torchtune.models", convert_weights=convert)
+    training = module("torchtune.training", FullModelHFCheckpointer=FullModelHFCheckpointer)
+    top = module("torchtune", models=models, training=training)
+    sys.modules.update({"torchtune": top, "torchtune.models": models,
+                        "torchtune.models.convert_weights": convert, "torchtune.training": training})
+    return "no torchtune (%s): get_mapped_key from ExecuTorch's examples/models/checkpoint.py" % why
 
 
 def serve_snapshot(record, repo, snapshot, checkpoint):
@@ -149,6 +204,7 @@ def main(argv=None):
     if any(served) and not all(served):
         raise SystemExit("qnn_launch: --repo, --snapshot and --checkpoint go together")
     record = {"repo": args.repo, "read": [], "calibration": None, "datasets": []}
+    log("torchtune: " + provide_torchtune())
     if args.repo:
         serve_snapshot(record, args.repo, args.snapshot, args.checkpoint)
     flagged_files(record, script_args)
