@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/publish"
 	"github.com/experimentalmachines/exe-expo/pkg/release"
@@ -17,12 +18,13 @@ func init() {
 	register(Command{
 		Name:    "publish",
 		Summary: "publish exported windows to the model's Hugging Face repo (one commit per window)",
-		Usage:   "REPORT_DIR [--backend " + strings.Join(backend.NamesOf(backend.Exportable()), "|") + "] [--context N] [--repo ORG/NAME] [--dry-run] [--release]",
+		Usage:   "REPORT_DIR [--backend " + strings.Join(backend.NamesOf(backend.Exportable()), "|") + "] [--context N] [--repo ORG/NAME] [--dry-run] [--release] [--config DIR]",
 		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
 			backendName := fs.String("backend", "", "publish only this backend's reports (default: every report in REPORT_DIR)")
 			window := fs.Int("context", 0, "publish only this window, in tokens (default: every window in REPORT_DIR)")
 			repo := fs.String("repo", "", "Hub repo to publish to (default: each report's output_repo)")
 			dry := fs.Bool("dry-run", false, "print the commit each window would make (files, sizes, the model card's diff) and write nothing")
+			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env, whose windows a report must have (default: the embedded config)")
 			rel := fs.Bool("release", false, "also make each window a GitHub release of $GITHUB_REPOSITORY (token: $GH_TOKEN), files over 2 GiB linked on the Hub")
 			return func(env Env, args []string) int {
 				if len(args) != 1 {
@@ -38,7 +40,7 @@ func init() {
 					return ExitFailed
 				}
 				maskTokens(env)
-				return runPublish(env, publishRun{dir: args[0], backend: *backendName, window: *window, repo: *repo, dry: *dry, release: *rel})
+				return runPublish(env, publishRun{dir: args[0], backend: *backendName, window: *window, repo: *repo, dry: *dry, release: *rel, cfgDir: *cfgDir})
 			}
 		},
 	})
@@ -46,9 +48,9 @@ func init() {
 
 // publishRun is what the command line asked publish for.
 type publishRun struct {
-	dir, backend, repo string
-	window             int
-	dry, release       bool
+	dir, backend, repo, cfgDir string
+	window                     int
+	dry, release               bool
 }
 
 // runPublish loads every window first, so a refusal of any stops the run before the Hub
@@ -60,9 +62,17 @@ func runPublish(env Env, o publishRun) int {
 		fmt.Fprintf(env.Stderr, "publish: %v\n", err)
 		return ExitFailed
 	}
+	cfg, err := config.Load(o.cfgDir)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "publish: %v\n", err)
+		return ExitFailed
+	}
 	var wins []*publish.Window
 	for _, p := range paths {
 		w, err := publish.Load(dir, p, o.repo)
+		if err == nil {
+			err = w.CheckWindow(cfg)
+		}
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "publish: %v\n", err)
 			return ExitFailed

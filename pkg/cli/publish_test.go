@@ -42,6 +42,7 @@ func exportedWindow(t *testing.T, passed bool) string {
 		Files:           []report.File{{Path: "xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte", Bytes: int64(len(pte)), SHA256: hex.EncodeToString(sum[:])}},
 		StructuralCheck: []check.Result{{Kind: "structural", Backend: "xnnpack", Passed: passed, Problems: []string{}}},
 		Smoke:           &smoke.Result{Kind: "smoke", Passed: true, Problems: []string{}, Reply: "Paris", Answered: true},
+		RootFiles:       []report.File{{Path: "tokenizer.json", Bytes: 2, SHA256: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"}},
 	}
 	require.NoError(t, report.Write(filepath.Join(dir, "xnnpack", "export-report-4k.json"), r))
 	return dir

@@ -309,10 +309,12 @@ func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
 	if o.spec().LLM { // the app reads the tokenizer beside an export_llm file
 		for _, tk := range []string{"tokenizer.json", "tokenizer.model"} {
 			if _, err := os.Stat(filepath.Join(dir, tk)); err == nil {
-				if _, err := fileutil.Place(filepath.Join(dir, tk), filepath.Join(o.Out, tk), fileutil.Copy); err != nil {
+				d, err := fileutil.Place(filepath.Join(dir, tk), filepath.Join(o.Out, tk), fileutil.Copy)
+				if err != nil {
 					return err
 				}
 				rep.Tokenizer = tk
+				rep.RootFiles = append(rep.RootFiles, report.File{Path: tk, Bytes: d.Bytes, SHA256: d.SHA256})
 				break
 			}
 		}
@@ -329,10 +331,12 @@ func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
 		if e.IsDir() || !(strings.HasPrefix(n, "license") || strings.HasPrefix(n, "use_policy") || strings.HasPrefix(n, "notice")) {
 			continue
 		}
-		if _, err := fileutil.Place(filepath.Join(dir, e.Name()), filepath.Join(o.Out, e.Name()), fileutil.Copy); err != nil {
+		d, err := fileutil.Place(filepath.Join(dir, e.Name()), filepath.Join(o.Out, e.Name()), fileutil.Copy)
+		if err != nil {
 			return err
 		}
 		rep.Source.LicenseFiles = append(rep.Source.LicenseFiles, e.Name())
+		rep.RootFiles = append(rep.RootFiles, report.File{Path: e.Name(), Bytes: d.Bytes, SHA256: d.SHA256})
 	}
 	return nil
 }

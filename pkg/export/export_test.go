@@ -92,11 +92,13 @@ func TestXNNPACKExport(t *testing.T) {
 	if r.Tokenizer != "tokenizer.json" || fmt.Sprint(r.Source.LicenseFiles) != "[LICENSE]" || r.Source.Family != "qwen3" {
 		t.Errorf("side files: tokenizer %q licenses %v", r.Tokenizer, r.Source.LicenseFiles)
 	}
+	var roots []report.File
 	for _, p := range []string{"tokenizer.json", "LICENSE"} {
-		if _, err := os.Stat(filepath.Join(o.Out, p)); err != nil {
-			t.Error(err)
-		}
+		d, err := fileutil.Hash(filepath.Join(o.Out, p))
+		require.NoError(t, err)
+		roots = append(roots, report.File{Path: p, Bytes: d.Bytes, SHA256: d.SHA256})
 	}
+	assert.ElementsMatch(t, roots, r.RootFiles, "the root files publish sends, hashed as copied")
 	if r.Toolchain["executorch"] != "1.4.0" || r.Toolchain["torch"] != "2.13.0" {
 		t.Errorf("toolchain = %v", r.Toolchain)
 	}

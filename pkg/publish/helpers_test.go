@@ -106,8 +106,11 @@ func writeWindow(t testing.TB, dir string, w win) string {
 			r.StructuralCheck = append(r.StructuralCheck, check.Result{Kind: "structural", Backend: w.backend, Passed: true})
 		}
 	}
-	writeFile(t, filepath.Join(dir, "tokenizer.json"), []byte(`{"model":"test tokenizer"}`))
-	writeFile(t, filepath.Join(dir, "LICENSE"), []byte("Apache License 2.0 (test copy)\n"))
+	for _, f := range [][2]string{{"LICENSE", "Apache License 2.0 (test copy)\n"}, {"tokenizer.json", `{"model":"test tokenizer"}`}} {
+		writeFile(t, filepath.Join(dir, f[0]), []byte(f[1]))
+		sum := sha256.Sum256([]byte(f[1]))
+		r.RootFiles = append(r.RootFiles, report.File{Path: f[0], Bytes: int64(len(f[1])), SHA256: hex.EncodeToString(sum[:])})
+	}
 	rp := filepath.Join(dir, filepath.FromSlash(w.folder()), report.Name(family.WindowLabel(w.window)))
 	require.NoError(t, report.Write(rp, r))
 	return rp

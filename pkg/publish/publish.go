@@ -143,6 +143,9 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 		}
 	}
 	sort.Strings(p.Delete)
+	if err := checkUnique(p.Add, p.Delete); err != nil {
+		return nil, fmt.Errorf("publish %s %s to %s: %w", w.Folder, w.Label, w.Repo, err)
+	}
 	return p, nil
 }
 

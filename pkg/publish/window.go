@@ -16,7 +16,7 @@ import (
 )
 
 // Window is one exported window as publish sends it: its report, the files of its
-// backend folder and the repo-root files (tokenizer, upstream licenses, NOTICE).
+// backend folder and the repo-root files (tokenizer, upstream licenses and notices).
 type Window struct {
 	Repo    string
 	Report  *report.Report
@@ -65,6 +65,13 @@ func describe(dir, backendName string, window int) string {
 // Load reads the report at reportPath, inside the export folder dir, and checks that it
 // may be published to repo (empty: the report's output_repo).
 func Load(dir, reportPath, repo string) (*Window, error) {
+	root, err := realRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := inside(root, reportPath); err != nil {
+		return nil, err
+	}
 	r, err := report.Read(reportPath)
 	if err != nil {
 		return nil, err
@@ -86,13 +93,16 @@ func Load(dir, reportPath, repo string) (*Window, error) {
 	if w.Backend = backend.ByName(r.Backend); w.Backend == nil {
 		return nil, fmt.Errorf("report %s names backend %q, which this exe-expo does not know (%s)", reportPath, r.Backend, strings.Join(backend.Names(), ", "))
 	}
-	for _, check := range []func(string) error{w.checkName, w.checkPassed, w.checkRepo} {
+	for _, check := range []func(string) error{w.checkName, w.checkPassed, w.checkRepo, w.checkLicense} {
 		if err := check(reportPath); err != nil {
 			return nil, err
 		}
 	}
-	if err := w.collect(dir, reportPath); err != nil {
+	if err := w.collect(root, dir, reportPath); err != nil {
 		return nil, err
+	}
+	if err := checkUnique(append(append([]hub.CommitFile(nil), w.Files...), w.Root...), nil); err != nil {
+		return nil, fmt.Errorf("report %s: %w", reportPath, err)
 	}
 	return w, nil
 }
@@ -152,6 +162,9 @@ func (w *Window) checkRepo(reportPath string) error {
 		if isTokenizer(f.Path) {
 			return fmt.Errorf("report %s lists %s: tokenizer files must stay at the repo root", reportPath, f.Path)
 		}
+		if isGenerated(f.Path) || isReport(f.Path) {
+			return fmt.Errorf("report %s lists %s, a file publish writes itself", reportPath, f.Path)
+		}
 		if !strings.HasSuffix(f.Path, ".pte") {
 			continue
 		}
@@ -162,9 +175,9 @@ func (w *Window) checkRepo(reportPath string) error {
 	return nil
 }
 
-// collect lists the window's files (each as big as its report says, and no tokenizer
-// beside them) and the root files every window shares.
-func (w *Window) collect(dir, reportPath string) error {
+// collect lists the window's files (each the one its report hashed, inside the export
+// folder, and no tokenizer beside them) and the root files every window shares.
+func (w *Window) collect(root, dir, reportPath string) error {
 	local := filepath.Join(dir, filepath.FromSlash(w.Folder))
 	entries, err := os.ReadDir(local)
 	if err != nil {
@@ -176,14 +189,14 @@ func (w *Window) collect(dir, reportPath string) error {
 		}
 	}
 	for _, f := range w.Report.Files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		if err := checkSize(p, f.Bytes, reportPath); err != nil {
+		cf, err := verified(root, filepath.Join(dir, filepath.FromSlash(f.Path)), f.Path, f, reportPath)
+		if err != nil {
 			return err
 		}
-		w.Files = append(w.Files, hub.CommitFile{PathInRepo: f.Path, LocalPath: p, Size: f.Bytes, SHA256: f.SHA256})
+		w.Files = append(w.Files, cf)
 	}
 	w.Files = append(w.Files, hub.CommitFile{PathInRepo: w.ReportPath, Content: w.ReportJSON})
-	return w.collectRoot(dir)
+	return w.collectRoot(root, dir, reportPath)
 }
 
 func checkSize(p string, want int64, reportPath string) error {
@@ -197,36 +210,37 @@ func checkSize(p string, want int64, reportPath string) error {
 	return nil
 }
 
-// collectRoot adds the tokenizer and the upstream license files the report names, and our
-// NOTICE when the export wrote one.
-func (w *Window) collectRoot(dir string) error {
+// collectRoot adds the tokenizer and the upstream license files the report names, each the
+// one the report hashed (root_files).
+func (w *Window) collectRoot(root, dir, reportPath string) error {
 	names := append([]string(nil), w.Report.Source.LicenseFiles...)
 	if w.Report.Tokenizer != "" {
 		names = append(names, w.Report.Tokenizer)
 	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return report.FileError("list", dir, err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() && strings.HasPrefix(strings.ToUpper(e.Name()), "NOTICE") {
-			names = append(names, e.Name())
-		}
+	recorded := map[string]report.File{}
+	for _, f := range w.Report.RootFiles {
+		recorded[f.Path] = f
 	}
 	sort.Strings(names)
 	for i, n := range names {
 		if i > 0 && names[i-1] == n {
 			continue
 		}
-		if strings.ContainsAny(n, `/\`) {
-			return fmt.Errorf("the report names the root file %q, which is not a plain file name", n)
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, `/\`) {
+			return fmt.Errorf("report %s names the root file %q, which is not a plain file name", reportPath, n)
 		}
-		p := filepath.Join(dir, n)
-		st, err := os.Stat(p)
+		if isGenerated(n) || isReport(n) {
+			return fmt.Errorf("report %s names the root file %s, a file publish writes itself", reportPath, n)
+		}
+		rec, ok := recorded[n]
+		if !ok {
+			return fmt.Errorf("report %s records no size and sha256 for the root file %s (root_files): export the window again with this exe-expo", reportPath, n)
+		}
+		cf, err := verified(root, filepath.Join(dir, n), n, rec, reportPath)
 		if err != nil {
-			return report.FileError("read", p, err)
+			return err
 		}
-		w.Root = append(w.Root, hub.CommitFile{PathInRepo: n, LocalPath: p, Size: st.Size()})
+		w.Root = append(w.Root, cf)
 	}
 	return nil
 }

@@ -33,8 +33,12 @@ type Report struct {
 	Conversion *Conversion       `json:"conversion,omitempty"`
 	Inputs     *Inputs           `json:"inputs,omitempty"`
 	Files      []File            `json:"files"`
-	Host       Host              `json:"host"`
-	Metadata   pte.Metadata      `json:"metadata"`
+	// RootFiles are the files the export put at the root of the output folder for the repo
+	// root (the tokenizer, the upstream license files), hashed as Files are, so publish
+	// sends only what the export copied.
+	RootFiles []File       `json:"root_files,omitempty"`
+	Host      Host         `json:"host"`
+	Metadata  pte.Metadata `json:"metadata"`
 	// StructuralCheck is check.Structural's verdict on each .pte, in Files order: what the
 	// file says about itself against the request. It is not a smoke run (nothing is
 	// generated); a smoke run has its own field, Smoke.

@@ -1,0 +1,151 @@
+package publish
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
+)
+
+const testPTE = "SmolLM2-360M-Instruct-8da4w-4k.pte"
+
+// replaceWithLink moves p out of the export folder (to outside) and leaves a link to it.
+func replaceWithLink(t *testing.T, p, outside string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(outside), 0o755))
+	require.NoError(t, os.Rename(p, outside))
+	require.NoError(t, os.Symlink(outside, p))
+}
+
+// TestOutTrustedOnlyAsFarAsItsTree: every file publish would send resolves inside the
+// export folder, is a regular file and is the one its report hashed; the report names no
+// file publish writes itself, and no path twice.
+func TestOutTrustedOnlyAsFarAsItsTree(t *testing.T) {
+	cases := []struct {
+		name   string
+		mutate func(t *testing.T, dir, outside, rp string)
+		want   string
+	}{
+		{".pte linked from outside", func(t *testing.T, dir, outside, rp string) {
+			replaceWithLink(t, filepath.Join(dir, "xnnpack", testPTE), filepath.Join(outside, testPTE))
+		}, "outside the export folder"},
+		{"LICENSE linked from outside", func(t *testing.T, dir, outside, rp string) {
+			replaceWithLink(t, filepath.Join(dir, "LICENSE"), filepath.Join(outside, "LICENSE"))
+		}, "outside the export folder"},
+		{"report linked from outside", func(t *testing.T, dir, outside, rp string) {
+			replaceWithLink(t, rp, filepath.Join(outside, "export-report-4k.json"))
+		}, "outside the export folder"},
+		{"backend folder linked from outside", func(t *testing.T, dir, outside, rp string) {
+			replaceWithLink(t, filepath.Join(dir, "xnnpack"), filepath.Join(outside, "xnnpack"))
+		}, "outside the export folder"},
+		{".pte replaced by a named pipe", func(t *testing.T, dir, outside, rp string) {
+			p := filepath.Join(dir, "xnnpack", testPTE)
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, syscall.Mkfifo(p, 0o644))
+		}, "is not a regular file"},
+		{".pte with other bytes of the same size", func(t *testing.T, dir, outside, rp string) {
+			p := filepath.Join(dir, "xnnpack", testPTE)
+			b := readFileT(t, p)
+			b[len(b)/2] ^= 0xff
+			writeFile(t, p, b)
+		}, "the file changed after the export"},
+		{"tokenizer with other bytes of the same size", func(t *testing.T, dir, outside, rp string) {
+			p := filepath.Join(dir, "tokenizer.json")
+			b := readFileT(t, p)
+			b[2] ^= 0x01
+			writeFile(t, p, b)
+		}, "the file changed after the export"},
+		{"root file the report did not hash", func(t *testing.T, dir, outside, rp string) {
+			editReport(t, rp, func(r map[string]any) { r["root_files"] = r["root_files"].([]any)[:1] })
+		}, "records no size and sha256 for the root file tokenizer.json"},
+		{"report lists the folder's config.json", func(t *testing.T, dir, outside, rp string) {
+			writeFile(t, filepath.Join(dir, "xnnpack", "config.json"), []byte("{}"))
+			editReport(t, rp, func(r map[string]any) {
+				r["files"] = append(r["files"].([]any), map[string]any{"path": "xnnpack/config.json", "bytes": 2,
+					"sha256": "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"})
+			})
+		}, "xnnpack/config.json, a file publish writes itself"},
+		{"report lists README.md as a license file", func(t *testing.T, dir, outside, rp string) {
+			editReport(t, rp, func(r map[string]any) {
+				r["source"].(map[string]any)["license_files"] = []any{"LICENSE", "README.md"}
+			})
+		}, "the root file README.md, a file publish writes itself"},
+		{"report lists a file twice", func(t *testing.T, dir, outside, rp string) {
+			editReport(t, rp, func(r map[string]any) {
+				fs := r["files"].([]any)
+				r["files"] = append(fs, fs[0])
+				r["structural_check"] = append(r["structural_check"].([]any), r["structural_check"].([]any)[0])
+			})
+		}, "the commit would carry xnnpack/" + testPTE + " twice"},
+		{"license name that rewrites the card", func(t *testing.T, dir, outside, rp string) {
+			editReport(t, rp, func(r map[string]any) {
+				r["source"].(map[string]any)["license"] = map[string]any{"license": "other", "license_name": "x\nbase_model: evil/model"}
+			})
+		}, `the source's license_name "x\nbase_model: evil/model" is not a plain name`},
+		{"license id the Hub does not know", func(t *testing.T, dir, outside, rp string) {
+			editReport(t, rp, func(r map[string]any) {
+				r["source"].(map[string]any)["license"] = map[string]any{"license": "apache"}
+			})
+		}, `license "apache" is not a Hub license id`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+			_, err := Load(dir, rp, "")
+			require.NoError(t, err, "the unchanged export loads")
+			tc.mutate(t, dir, outside, rp)
+			_, err = Load(dir, rp, "")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestRefusedBeforeTheRepoIsCreated: a window refused for its license never reaches the
+// Hub: Load fails, so Publish is never called and no repo appears.
+func TestRefusedBeforeTheRepoIsCreated(t *testing.T) {
+	srv, c := newHub(t)
+	dir := t.TempDir()
+	rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+	editReport(t, rp, func(r map[string]any) {
+		r["source"].(map[string]any)["license"] = map[string]any{"license": "mit\nlicense_link: https://evil.example"}
+	})
+	_, err := publishDir(context.Background(), c, dir, rp)
+	require.Error(t, err)
+	assert.Equal(t, "", srv.Head(testRepo), "no repo was created")
+}
+
+// TestCheckWindow: a window is positive and one the configuration gives its backend.
+func TestCheckWindow(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	dir := t.TempDir()
+	w, err := Load(dir, writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1}), "")
+	require.NoError(t, err)
+	require.NoError(t, w.CheckWindow(cfg), "4096 is a configured XNNPACK window")
+	for _, n := range []int{0, -4096, 4095, 1 << 20} {
+		w.Report.Window.Context = n
+		assert.Error(t, w.CheckWindow(cfg), "window %d", n)
+	}
+	mdir := t.TempDir()
+	m, err := Load(mdir, writeWindow(t, mdir, win{backend: "mediatek", chip: "MT6991", window: cfg.Export.MediaTek.CacheSize, seed: 1}), "")
+	require.NoError(t, err)
+	assert.NoError(t, m.CheckWindow(cfg), "MediaTek's fixed cache size is its window")
+}
+
+// TestCommitCarriesNoPathTwice holds Build's last check: the plan never adds a path twice
+// nor adds and deletes one.
+func TestCommitCarriesNoPathTwice(t *testing.T) {
+	f := func(p string) hub.CommitFile { return hub.CommitFile{PathInRepo: p} }
+	assert.NoError(t, checkUnique([]hub.CommitFile{f("a"), f("b")}, []string{"c"}))
+	assert.ErrorContains(t, checkUnique([]hub.CommitFile{f("a"), f("a")}, nil), "carry a twice")
+	assert.ErrorContains(t, checkUnique([]hub.CommitFile{f("a")}, []string{"a"}), "both send and delete a")
+}
