@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -107,6 +108,50 @@ func TestOutTrustedOnlyAsFarAsItsTree(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
+
+// TestReportAndFilesInPlace: a report is read only from inside the export folder, named
+// by its path there, and lists only files of its own backend folder.
+func TestReportAndFilesInPlace(t *testing.T) {
+	t.Run("report outside the export folder", func(t *testing.T) {
+		dir, other := t.TempDir(), t.TempDir()
+		writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+		rp := writeWindow(t, other, win{backend: "xnnpack", window: 4096, seed: 1})
+		_, err := Load(dir, rp, "")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "outside the export folder")
+	})
+	t.Run("report reached around a linked export folder", func(t *testing.T) {
+		real := t.TempDir()
+		rp := writeWindow(t, real, win{backend: "xnnpack", window: 4096, seed: 1})
+		link := filepath.Join(t.TempDir(), "out")
+		require.NoError(t, os.Symlink(real, link))
+		_, err := Load(link, filepath.Join(link, "xnnpack", "export-report-4k.json"), "")
+		require.NoError(t, err, "a linked export folder is read through its link")
+		_, err = Load(link, rp, "")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "is not inside the export folder "+link)
+	})
+	t.Run("file of another backend folder", func(t *testing.T) {
+		dir := t.TempDir()
+		rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+		writeWindow(t, dir, win{backend: "vulkan", window: 4096, seed: 2})
+		vk := readReportT(t, filepath.Join(dir, "vulkan", "export-report-4k.json"))
+		editReport(t, rp, func(r map[string]any) {
+			r["files"] = append(r["files"].([]any), vk["files"].([]any)[0])
+			r["structural_check"] = append(r["structural_check"].([]any), r["structural_check"].([]any)[0])
+		})
+		_, err := Load(dir, rp, "")
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "which is outside its folder xnnpack")
+	})
+}
+
+func readReportT(t *testing.T, p string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(readFileT(t, p), &m))
+	return m
 }
 
 // TestRefusedBeforeTheRepoIsCreated: a window refused for its license never reaches the
