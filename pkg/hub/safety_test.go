@@ -24,7 +24,7 @@ import (
 // a server that misbehaves in one way, for a safety check that exists for that way.
 type rewriting struct {
 	edit func(*http.Request, *http.Response) // may replace the body
-	puts atomic.Int32                         // requests whose path contains "/part/"
+	puts atomic.Int32                        // requests whose path contains "/part/"
 }
 
 func (r *rewriting) RoundTrip(req *http.Request) (*http.Response, error) {
