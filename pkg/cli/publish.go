@@ -106,9 +106,12 @@ func runPublish(env Env, o publishRun) int {
 			fmt.Fprintf(env.Stderr, "publish: %v\n", err)
 			return ExitFailed
 		}
-		if res.NoOp {
+		switch {
+		case res.NoOp:
 			fmt.Fprintf(env.Stdout, "%s %s: already in %s, unchanged; no commit made\n", w.Folder, w.Label, w.Repo)
-		} else {
+		case res.Recovered:
+			fmt.Fprintf(env.Stdout, "%s %s: committed to %s (the Hub's answer was lost; a re-read found the window in place)\n", w.Folder, w.Label, w.Repo)
+		default:
 			fmt.Fprintf(env.Stdout, "%s %s: %s\n", w.Folder, w.Label, res.URL)
 		}
 		if gh != nil {

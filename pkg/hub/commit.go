@@ -55,6 +55,9 @@ type CommitResult struct {
 	Ignored []string
 	// Uploaded lists LFS objects that were sent (objects the Hub already stored are not).
 	Uploaded []string
+	// Recovered says the commit's answer was lost and a re-read found everything already
+	// in place: it landed, under a commit id this client never saw (OID and URL are empty).
+	Recovered bool
 }
 
 // plannedFile is a CommitFile after preupload.

@@ -24,7 +24,9 @@ func TestCommitOnHead(t *testing.T) {
 	}{
 		{name: "no race", attempts: 3, builds: 1},
 		{name: "one race", races: 1, attempts: 3, builds: 2},
-		{name: "always racing", races: 5, attempts: 3, wantErr: hub.ErrStaleParent, builds: 3},
+		// Every lost race is another writer landing: progress, so it does not count against
+		// the attempts (a matrix of windows publishing into one repo all land).
+		{name: "five races with three attempts", races: 5, attempts: 3, builds: 6},
 		{name: "one conflict", conflicts: 1, attempts: 3, builds: 2},
 		{name: "a race, then a conflict", races: 1, conflicts: 1, attempts: 3, builds: 3},
 		{name: "always conflicting", conflicts: -1, attempts: 3, wantErr: hub.ErrConflict, builds: 3},
@@ -108,4 +110,43 @@ func TestCommitOnHeadStopsOnCancel(t *testing.T) {
 	assert.Equal(t, "hub: commit to org/pub stopped before attempt 2 of 5: context canceled", err.Error())
 	assert.Equal(t, 1, builds, "builds")
 	assert.Equal(t, []int{0}, waits, "waits asked for")
+}
+
+// TestCommitOnHeadLostAnswers: a commit whose answer never came (a 5xx, or a connection
+// dropped after the commit landed) is rebuilt on a fresh head; one that had landed is found
+// in place and reported as Recovered, never committed twice.
+func TestCommitOnHeadLostAnswers(t *testing.T) {
+	noWait := func(int) time.Duration { return 0 }
+	for _, tc := range []struct {
+		name      string
+		fault     hubtest.Fault
+		recovered bool
+		commits   int // commits on the repo after the seed
+	}{
+		{"5xx on the commit, nothing landed", hubtest.Fault{Method: http.MethodPost, PathContains: "/commit/", Status: 502}, false, 1},
+		{"answer lost after the commit landed", hubtest.Fault{Method: http.MethodPost, PathContains: "/commit/", LoseAnswer: true}, true, 1},
+		// The commit body is streamed (no Content-Length), so hubtest cuts the answer.
+		{"answer cut after 10 bytes", hubtest.Fault{Method: http.MethodPost, PathContains: "/commit/", CutAfter: 10}, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := hubtest.New(t)
+			srv.MustAddModel(t, "org/pub", map[string][]byte{"README.md": []byte("# v0\n")})
+			before, _ := srv.History("org/pub")
+			c := newClient(srv, testToken)
+			f := srv.Inject(tc.fault)
+			builds := 0
+			res, err := c.CommitOnHead(context.Background(), "org/pub", "", 3, noWait, func(ctx context.Context, head string) (hub.CommitRequest, error) {
+				builds++
+				return hub.CommitRequest{Summary: "publish", Add: []hub.CommitFile{{PathInRepo: "report.json", Content: []byte("window")}}}, nil
+			})
+			require.NoError(t, err)
+			assert.Equal(t, 1, f.Hits(), "the fault hit the first commit")
+			assert.Equal(t, 2, builds, "one rebuild on a fresh head")
+			assert.Equal(t, tc.recovered, res.Recovered)
+			after, _ := srv.History("org/pub")
+			assert.Len(t, after, len(before)+tc.commits, "the window was committed once")
+			got, _ := srv.FileBytes("org/pub", "main", "report.json")
+			assert.Equal(t, "window", string(got))
+		})
+	}
 }

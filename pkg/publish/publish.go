@@ -13,8 +13,10 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 )
 
-// DefaultAttempts bounds the rebuilds after the repo moved under a publish (HTTP 409 or
-// 412): the reference implementation's six.
+// DefaultAttempts bounds the rebuilds in a row while the repo does not move (a 409 or 412
+// that no other writer explains, or an answer lost while nothing landed): the reference
+// implementation's six. Races lost to other windows landing do not count
+// (hub.CommitOnHead).
 const DefaultAttempts = 6
 
 // Options are how a window is published.
@@ -46,6 +48,9 @@ type Result struct {
 	NoOp     bool
 	// Unchanged lists the files the Hub already held with the same content.
 	Unchanged []string
+	// Recovered says the commit's answer was lost and a re-read found the window in place
+	// (hub.CommitResult.Recovered): it landed, under a commit id publish never saw.
+	Recovered bool
 }
 
 // Publish commits w into its repo (created if missing) on the revision it read, and
@@ -72,7 +77,7 @@ func Publish(ctx context.Context, w *Window, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publish %s %s to %s: %w", w.Folder, w.Label, w.Repo, err)
 	}
-	return &Result{Repo: w.Repo, URL: res.URL, OID: res.OID, Unchanged: res.Unchanged}, nil
+	return &Result{Repo: w.Repo, URL: res.URL, OID: res.OID, Unchanged: res.Unchanged, Recovered: res.Recovered}, nil
 }
 
 // DryRun builds the commit a publish would make now, without writing anything.
@@ -95,7 +100,8 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 	reports := []placed{{Path: w.ReportPath, Report: w.Report}}
 	var stale []string
 	if head != "" {
-		info, err := c.ModelInfo(ctx, w.Repo, hub.InfoOptions{Revision: head, Expand: []string{"siblings"}})
+		// blobs=true: the siblings' blob ids tell which files changed since an earlier read.
+		info, err := c.ModelInfo(ctx, w.Repo, hub.InfoOptions{Revision: head, Blobs: true})
 		if err != nil {
 			return nil, err
 		}
@@ -104,13 +110,17 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 			case superseded(s.Path, w.Folder, w.Label):
 				stale = append(stale, s.Path)
 			case s.Path == "README.md":
-				old, err := c.ReadFile(ctx, w.Repo, head, s.Path)
+				old, err := w.read(ctx, c, head, s)
 				if err != nil {
 					return nil, err
 				}
 				p.OldCard = string(old)
 			case isReport(s.Path) && path.Dir(s.Path) != ".":
-				r, err := readReport(ctx, c, w.Repo, head, s.Path)
+				b, err := w.read(ctx, c, head, s)
+				if err != nil {
+					return nil, err
+				}
+				r, err := decodeReport(w.Repo, s.Path, b)
 				if err != nil {
 					return nil, err
 				}
@@ -149,12 +159,31 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 	return p, nil
 }
 
-// readReport downloads and decodes one published report.
-func readReport(ctx context.Context, c *hub.Client, repo, head, p string) (*report.Report, error) {
-	b, err := c.ReadFile(ctx, repo, head, p)
+// read returns a repo file's bytes at head, downloading it only when its blob differs
+// from the one read before: a rebuild after a lost race re-reads only what changed.
+func (w *Window) read(ctx context.Context, c *hub.Client, head string, s hub.Sibling) ([]byte, error) {
+	if got, ok := w.seen[s.Path]; ok && s.BlobID != "" && got.blob == s.BlobID {
+		return got.data, nil
+	}
+	b, err := c.ReadFile(ctx, w.Repo, head, s.Path)
 	if err != nil {
 		return nil, err
 	}
+	if w.seen == nil {
+		w.seen = map[string]seenFile{}
+	}
+	w.seen[s.Path] = seenFile{blob: s.BlobID, data: b}
+	return b, nil
+}
+
+// seenFile is a repo file as a publish read it, by its git blob id.
+type seenFile struct {
+	blob string
+	data []byte
+}
+
+// decodeReport decodes one published report.
+func decodeReport(repo, p string, b []byte) (*report.Report, error) {
 	var r report.Report
 	if err := json.Unmarshal(b, &r); err != nil {
 		return nil, fmt.Errorf("%s in %s is not an export report (%v): fix or delete it on the Hub before publishing", p, repo, err)

@@ -23,6 +23,8 @@ func Summary(w *Window, res *Result) string {
 	case res == nil:
 	case res.NoOp:
 		b.WriteString("Already published: the repo holds this window unchanged, so no commit was made.\n\n")
+	case res.Recovered:
+		b.WriteString("Committed: the Hub's answer was lost, and a re-read found the window in place.\n\n")
 	default:
 		fmt.Fprintf(&b, "Commit: %s\n\n", res.URL)
 	}

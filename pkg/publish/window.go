@@ -31,6 +31,9 @@ type Window struct {
 	Files []hub.CommitFile
 	// Root are the files every window shares at the repo root.
 	Root []hub.CommitFile
+
+	// seen are the repo files an earlier Build read, by blob id (Window.read).
+	seen map[string]seenFile
 }
 
 // Find lists the export reports under dir, optionally only those of one backend and one

@@ -26,6 +26,9 @@ type Fault struct {
 	CutAfter int64
 	// Delay sleeps before answering (a slow response).
 	Delay time.Duration
+	// LoseAnswer serves the request in full (a commit lands) and then drops the connection
+	// without answering: the client cannot tell whether it happened.
+	LoseAnswer bool
 
 	hits int
 }
@@ -102,6 +105,10 @@ func (s *Server) applyFaults(w http.ResponseWriter, r *http.Request) (http.Respo
 		writeError(w, f.Status, "", msg)
 		return w, true
 	}
+	if f.LoseAnswer {
+		s.route(&discardWriter{header: http.Header{}}, r)
+		panic(http.ErrAbortHandler)
+	}
 	if f.CutAfter > 0 && r.ContentLength > 0 {
 		r.Body = &cutReader{ReadCloser: r.Body, left: f.CutAfter}
 		return w, false
@@ -155,3 +162,10 @@ func (c *cutReader) Read(p []byte) (int, error) {
 	c.left -= int64(n)
 	return n, err
 }
+
+// discardWriter takes a whole answer and sends none of it.
+type discardWriter struct{ header http.Header }
+
+func (d *discardWriter) Header() http.Header         { return d.header }
+func (d *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+func (d *discardWriter) WriteHeader(int)             {}

@@ -95,7 +95,7 @@ func (s *Server) newUpload(oid string, size int64, multi bool) *multipart {
 	if multi {
 		up.chunk = s.ChunkSize
 	}
-	s.uploads[oid] = up
+	s.uploads[uploadKey(oid, up.sig)] = up // like presigned URLs, one never voids another
 	return up
 }
 
@@ -147,9 +147,9 @@ func (s *Server) lfsVerify(w http.ResponseWriter, r *http.Request, id string) {
 // Content-Length.
 func (s *Server) routeStorage(w http.ResponseWriter, r *http.Request, seg []string) {
 	s.mu.Lock()
-	up := s.uploads[seg[0]]
+	up := s.uploads[uploadKey(seg[0], r.URL.Query().Get("X-Amz-Signature"))]
 	s.mu.Unlock()
-	if up == nil || r.URL.Query().Get("X-Amz-Signature") != up.sig {
+	if up == nil {
 		writeError(w, http.StatusForbidden, "", "SignatureDoesNotMatch")
 		return
 	}
@@ -173,6 +173,10 @@ func (s *Server) routeStorage(w http.ResponseWriter, r *http.Request, seg []stri
 		writeError(w, http.StatusMethodNotAllowed, "", "hubtest: storage does not take "+r.Method+" here")
 	}
 }
+
+// uploadKey names an upload by its object and signature: two publishers sending the same
+// object at once each hold a valid URL, as with S3's presigned URLs.
+func uploadKey(oid, sig string) string { return oid + " " + sig }
 
 func needLength(w http.ResponseWriter, r *http.Request, want int64) bool {
 	if r.ContentLength < 0 {
@@ -274,7 +278,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, up *multipart)
 		return
 	}
 	s.mu.Lock()
-	delete(s.uploads, up.oid)
+	delete(s.uploads, uploadKey(up.oid, up.sig))
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", lfsContentType)
 	w.WriteHeader(http.StatusOK)
