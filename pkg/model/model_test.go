@@ -218,6 +218,8 @@ func TestValidID(t *testing.T) {
 		"Qwen/Qwen3-1.7B": true, "meta-llama/Llama-3.2-1B-Instruct": true, "a/b": true,
 		"../etc/passwd": false, "Qwen/..": false, "Qwen/Qwen3 1.7B": false, "Qwen": false,
 		"Qwen/Qwen3/x": false, "Qwen/$(rm -rf)": false, "Qwen/.hidden": false, "-x/y": false,
+		// The dot-trick rule alone refuses these (the characters are all allowed).
+		"Qwen/Qwen3..1.7B": false, "Qwen/Qwen3.": false, "Qwen/a...b": false,
 	} {
 		if got := model.ValidID(id); got != want {
 			t.Errorf("ValidID(%q) = %v", id, got)
