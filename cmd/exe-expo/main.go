@@ -11,8 +11,12 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
 )
 
+// main cancels the command's context on the first SIGINT or SIGTERM, so that the command
+// stops its requests and tools and removes what it had half-written (exit 130); a second
+// signal finds the default handling back and ends the process at once.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
 	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

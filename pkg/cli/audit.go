@@ -10,6 +10,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/verify"
 )
 
@@ -44,11 +45,22 @@ func auditFlags(fs *flag.FlagSet) func(Env, []string) int {
 			fmt.Fprintln(env.Stderr, "audit: give exactly one SOURCE_MODEL, a Hub id")
 			return ExitFailed
 		}
+		if err := model.CheckID("SOURCE_MODEL", args[0]); err != nil {
+			fmt.Fprintf(env.Stderr, "audit: %v\n", err)
+			return ExitFailed
+		}
+		if window < 0 {
+			fmt.Fprintf(env.Stderr, "audit: --context %d: a window is a positive number of tokens (0: the first file)\n", window)
+			return ExitFailed
+		}
 		if b := backend.ByName(o.backend); b == nil || !b.Smoke {
 			fmt.Fprintf(env.Stderr, "audit: --backend %s: the gate runs files on ExecuTorch's x86 runner, which runs only %s files\n", o.backend, smokeBackends())
 			return ExitFailed
 		}
 		g, cfg, err := loadGate(o)
+		if err == nil {
+			err = model.CheckID("the output repo", cfg.RepoFor(path.Base(args[0])))
+		}
 		if err != nil {
 			fmt.Fprintf(env.Stderr, "audit: %v\n", err)
 			return ExitFailed

@@ -15,12 +15,15 @@ import (
 
 // Exit codes shared by every command and every action (README.md#commands); 4 keeps the
 // reference implementation's meaning of a skipped window
-// (docs/research/reference.md#exit-codes-and-skipped-windows).
+// (docs/research/reference.md#exit-codes-and-skipped-windows). ExitInterrupted is a
+// command stopped by SIGINT or SIGTERM: 128 + SIGINT, what a shell reports for Ctrl-C, so
+// a script can tell a stop it asked for from a failure.
 const (
 	ExitOK          = 0
 	ExitFailed      = 2
 	ExitNotEligible = 3
 	ExitSkipped     = 4
+	ExitInterrupted = 130
 )
 
 // Env is what a command may touch: its streams and the context that ends on Ctrl-C.
@@ -80,7 +83,18 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		printUsage(fs, c, stderr)
 		return ExitFailed
 	}
-	return run(env, fs.Args())
+	return interrupted(env, c.Name, run(env, fs.Args()))
+}
+
+// interrupted turns the failure of a command whose context ended (Ctrl-C, SIGTERM) into
+// ExitInterrupted and says so. A command that finished despite the signal keeps its code:
+// its work is done, or its verdict (not eligible, skipped) stands.
+func interrupted(env Env, name string, code int) int {
+	if code != ExitFailed || env.Ctx == nil || env.Ctx.Err() == nil {
+		return code
+	}
+	fmt.Fprintf(env.Stderr, "exe-expo: %s stopped: %v\n", name, context.Cause(env.Ctx))
+	return ExitInterrupted
 }
 
 // help answers `exe-expo help [COMMAND]` on stdout.
@@ -181,5 +195,5 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
 	}
 	fmt.Fprintln(w, "\nRun 'exe-expo help <command>' or 'exe-expo <command> --help' for a command's flags.")
-	fmt.Fprintln(w, "Exit codes: 0 done, 2 failed, 3 not eligible (plan), 4 skipped (this host cannot build the window).")
+	fmt.Fprintln(w, "Exit codes: 0 done, 2 failed, 3 not eligible (plan), 4 skipped (this host cannot build the window), 130 interrupted.")
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/publish"
 	"github.com/experimentalmachines/exe-expo/pkg/release"
 )
@@ -38,6 +39,12 @@ func init() {
 				if *dry && *rel {
 					fmt.Fprintln(env.Stderr, "publish: --dry-run writes nothing, so it takes no --release")
 					return ExitFailed
+				}
+				if *repo != "" {
+					if err := model.CheckID("--repo", *repo); err != nil {
+						fmt.Fprintf(env.Stderr, "publish: %v\n", err)
+						return ExitFailed
+					}
 				}
 				maskTokens(env)
 				return runPublish(env, publishRun{dir: args[0], backend: *backendName, window: *window, repo: *repo, dry: *dry, release: *rel, cfgDir: *cfgDir})

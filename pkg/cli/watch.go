@@ -43,6 +43,10 @@ func init() {
 					fmt.Fprintln(env.Stderr, "watch: give --state FILE, the seen.json that remembers the models already checked")
 					return ExitFailed
 				}
+				if err := r.checkNames(); err != nil {
+					fmt.Fprintf(env.Stderr, "watch: %v\n", err)
+					return ExitFailed
+				}
 				r.opts.Backfill = splitIDs(*backfill)
 				for _, id := range r.opts.Backfill {
 					if !model.ValidID(id) {
@@ -60,6 +64,26 @@ func init() {
 type watchRequest struct {
 	state, branch, summary, cfgDir, repo, ref string
 	opts                                      watch.Options
+}
+
+// checkNames refuses, before any request, a repository, branch or state path GitHub would
+// refuse. An empty --repo is refused later, with the config loaded, as before.
+func (r watchRequest) checkNames() error {
+	if r.repo != "" {
+		if _, _, err := watch.ParseRepo("the GitHub repository", r.repo); err != nil {
+			return fmt.Errorf("%w; give --repo OWNER/NAME or set GITHUB_REPOSITORY", err)
+		}
+	}
+	if err := watch.CheckBranch("--ref", r.ref); err != nil {
+		return err
+	}
+	if r.branch == "" {
+		return nil // the state is a local file
+	}
+	if err := watch.CheckBranch("--state-branch", r.branch); err != nil {
+		return err
+	}
+	return watch.CheckStatePath("--state", r.state)
 }
 
 func splitIDs(s string) []string {

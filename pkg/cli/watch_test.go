@@ -113,7 +113,7 @@ func TestWatchCommandRefuses(t *testing.T) {
 		{[]string{"watch"}, "watch: give --state FILE, the seen.json that remembers the models already checked\n"},
 		{[]string{"watch", "--state", bad, "extra"}, "watch: takes no arguments, not \"extra\"; models to export now go in --backfill\n"},
 		{[]string{"watch", "--state", bad, "--backfill", "Qwen/Qwen3-0.6B,nope"}, "watch: --backfill \"nope\" is not a Hugging Face model id (org/name)\n"},
-		{[]string{"watch", "--state", bad, "--repo", "nope"}, "watch: the GitHub repository \"nope\" is not owner/name\n"},
+		{[]string{"watch", "--state", bad, "--repo", "nope"}, "watch: the GitHub repository \"nope\" is not owner/name (" + watch.GitHubRepoRule + "); give --repo OWNER/NAME or set GITHUB_REPOSITORY\n"},
 		{[]string{"watch", "--state", bad}, "watch: " + bad + " has state version 2, expected 1\n"},
 	}
 	for _, tc := range tests {

@@ -40,7 +40,10 @@ func (c *Client) WhoAmI(ctx context.Context) (*Account, error) {
 // AuthCheck asks whether the token may download from repo: nil, or ErrGated with the
 // "accept the license" advice, or ErrRepoNotFound.
 func (c *Client) AuthCheck(ctx context.Context, repo string) error {
-	resp, err := c.do(ctx, call{method: "GET", url: c.apiURL("models", repo, "auth-check"), repo: repo})
+	if err := checkRepo("auth check", repo); err != nil {
+		return err
+	}
+	resp, err := c.do(ctx, call{method: "GET", url: c.modelURL(repo, "auth-check"), repo: repo})
 	if err != nil {
 		return err
 	}

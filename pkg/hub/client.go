@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/experimentalmachines/exe-expo/pkg/netutil"
 )
 
 // DefaultEndpoint is the public Hub; HF_ENDPOINT overrides it, as in the official clients.
@@ -150,7 +152,7 @@ type call struct {
 // do sends c and returns the response when its status is below 400; otherwise it maps the
 // response to an *Error and closes it.
 func (c *Client) do(ctx context.Context, cl call) (*http.Response, error) {
-	req, err := retryablehttp.NewRequestWithContext(ctx, cl.method, cl.url, cl.body)
+	req, err := retryablehttp.NewRequestWithContext(withDialBudget(ctx), cl.method, cl.url, cl.body)
 	if err != nil {
 		return nil, fmt.Errorf("hub: build %s %s: %w", cl.method, redact(cl.url), err)
 	}
@@ -174,6 +176,9 @@ func (c *Client) do(ctx context.Context, cl call) (*http.Response, error) {
 		rc = c.head
 	}
 	resp, err := rc.Do(req)
+	if u := netutil.Unreachable(err); u != nil {
+		return nil, u // a sentence that names the host; the URL would say it twice
+	}
 	if err != nil {
 		return nil, fmt.Errorf("hub: %s %s: %w", cl.method, redact(cl.url), c.scrub(err))
 	}
@@ -208,17 +213,33 @@ func drain(r io.ReadCloser) {
 	_ = r.Close()
 }
 
-// repoURL is {endpoint}/api/models/{repo}; repo ids keep their slash.
-func (c *Client) apiURL(parts ...string) string {
-	return c.endpoint + "/api/" + strings.Join(parts, "/")
+// apiURL is {endpoint}/api/{segments}, each segment escaped on its own.
+func (c *Client) apiURL(segs ...string) string {
+	return c.endpoint + "/api/" + escapeSegments(segs)
 }
 
-// escapeRev escapes a revision like Python's quote(rev, safe=""): refs/pr/1 → refs%2Fpr%2F1.
-func escapeRev(rev string) string {
-	if rev == "" {
-		rev = "main"
+// modelURL is {endpoint}/api/models/{repo}/{segments}: the repo id's slash stays a
+// separator, and every other segment is escaped on its own.
+func (c *Client) modelURL(repo string, segs ...string) string {
+	u := c.endpoint + "/api/models/" + escapeRepo(repo)
+	if len(segs) > 0 {
+		u += "/" + escapeSegments(segs)
 	}
-	return url.PathEscape(rev)
+	return u
+}
+
+// repoPage is the repo's page on the Hub, {endpoint}/{repo}.
+func (c *Client) repoPage(repo string) string { return c.endpoint + "/" + escapeRepo(repo) }
+
+// escapeRev escapes a revision like Python's quote(rev, safe=""): refs/pr/1 → refs%2Fpr%2F1.
+func escapeRev(rev string) string { return url.PathEscape(orMain(rev)) }
+
+// orMain is rev, or main (the default branch) when rev is empty.
+func orMain(rev string) string {
+	if rev == "" {
+		return "main"
+	}
+	return rev
 }
 
 // escapePath escapes a file path in the repo, keeping its slashes.
@@ -232,5 +253,5 @@ func escapePath(p string) string {
 
 // resolveURL is the download URL of path at rev.
 func (c *Client) resolveURL(repo, rev, path string) string {
-	return c.endpoint + "/" + repo + "/resolve/" + escapeRev(rev) + "/" + escapePath(path)
+	return c.repoPage(repo) + "/resolve/" + escapeRev(rev) + "/" + escapePath(path)
 }

@@ -72,12 +72,13 @@ type plannedFile struct {
 // after ErrStaleParent or ErrConflict uploads nothing again. The commit POST itself is not
 // retried on a 5xx, since a retry could land twice.
 func (c *Client) Commit(ctx context.Context, req CommitRequest) (*CommitResult, error) {
+	if err := firstErr(checkRepo("commit", req.Repo), checkRev("commit", req.Branch), checkDeletes(req.Delete)); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(req.Summary) == "" {
 		return nil, fmt.Errorf("hub: commit to %s: the summary (commit title) is empty", req.Repo)
 	}
-	if req.Branch == "" {
-		req.Branch = "main"
-	}
+	req.Branch = orMain(req.Branch)
 	files, err := sizeFiles(req.Add)
 	if err != nil {
 		return nil, err
@@ -108,8 +109,8 @@ var ErrNoChanges = errors.New("no changes")
 func sizeFiles(in []CommitFile) ([]CommitFile, error) {
 	out := make([]CommitFile, len(in))
 	for i, f := range in {
-		if f.PathInRepo == "" || strings.HasPrefix(f.PathInRepo, "/") {
-			return nil, fmt.Errorf("hub: commit file %d: path in repo %q is empty or absolute", i, f.PathInRepo)
+		if err := checkPath(fmt.Sprintf("commit file %d", i), f.PathInRepo); err != nil {
+			return nil, err
 		}
 		switch {
 		case f.LocalPath != "" && f.Content != nil:
@@ -129,6 +130,17 @@ func sizeFiles(in []CommitFile) ([]CommitFile, error) {
 		out[i] = f
 	}
 	return out, nil
+}
+
+// checkDeletes refuses a path to delete that the Hub would refuse; a trailing '/' names a
+// folder.
+func checkDeletes(paths []string) error {
+	for _, p := range paths {
+		if err := checkPath("commit deletion", strings.TrimSuffix(p, "/")); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // open returns a reader over the file's content.
@@ -211,7 +223,7 @@ func (c *Client) preupload(ctx context.Context, repo, branch string, files []Com
 		}
 		payload, _ := json.Marshal(body)
 		var ans preuploadAnswer
-		u := c.apiURL("models", repo, "preupload", escapeRev(branch))
+		u := c.modelURL(repo, "preupload", orMain(branch))
 		if err := c.postJSON(ctx, call{method: "POST", url: u, body: payload, header: jsonHeader, repo: repo, revision: branch}, &ans); err != nil {
 			return nil, err
 		}
@@ -272,7 +284,7 @@ func unchanged(f *CommitFile, lfs bool, remote string) (bool, error) {
 // postCommit sends the NDJSON commit; the body is generated while it is sent, so regular
 // files are base64-encoded straight from disk.
 func (c *Client) postCommit(ctx context.Context, req CommitRequest, files []plannedFile) (string, string, error) {
-	u := c.apiURL("models", req.Repo, "commit", escapeRev(req.Branch))
+	u := c.modelURL(req.Repo, "commit", orMain(req.Branch))
 	body := retryablehttp.ReaderFunc(func() (io.Reader, error) {
 		pr, pw := io.Pipe()
 		go func() { pw.CloseWithError(writeNDJSON(pw, req, files)) }()

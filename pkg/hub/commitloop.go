@@ -39,9 +39,10 @@ const maxRounds = 1000
 // branch did not move: a failure while other writers land is progress, not a reason to
 // stop. LFS objects uploaded by a failed attempt are not sent again.
 func (c *Client) CommitOnHead(ctx context.Context, repo, branch string, attempts int, wait func(int) time.Duration, build CommitBuilder) (*CommitResult, error) {
-	if branch == "" {
-		branch = "main"
+	if err := firstErr(checkRepo("commit", repo), checkRev("commit", branch)); err != nil {
+		return nil, err
 	}
+	branch = orMain(branch)
 	if wait == nil {
 		wait = JitteredWait
 	}

@@ -29,6 +29,9 @@ func (m FileMeta) IsLFS() bool { return len(m.ETag) == 64 }
 
 // FileMeta HEADs a file without following redirects to other hosts, like the Python client.
 func (c *Client) FileMeta(ctx context.Context, repo, rev, path string) (FileMeta, error) {
+	if err := checkFile("file metadata", repo, rev, path); err != nil {
+		return FileMeta{}, err
+	}
 	cl := call{method: "HEAD", url: c.resolveURL(repo, rev, path), repo: repo, revision: rev, path: path,
 		header: http.Header{"Accept-Encoding": {"identity"}}, noRedirect: true}
 	resp, err := c.do(ctx, cl)
@@ -78,6 +81,9 @@ func normalizeETag(s string) string {
 // ReadRange reads up to length bytes of a file from off with one Range request. It returns
 // fewer bytes only when the file ends first, and an empty slice past the end.
 func (c *Client) ReadRange(ctx context.Context, repo, rev, path string, off, length int64) ([]byte, error) {
+	if err := checkFile("read range", repo, rev, path); err != nil {
+		return nil, err
+	}
 	if off < 0 || length < 0 {
 		return nil, fmt.Errorf("hub: read %s of %s: negative range %d+%d", path, repo, off, length)
 	}
@@ -111,6 +117,9 @@ const MaxReadFile = 64 << 20
 
 // ReadFile downloads a small file whole into memory.
 func (c *Client) ReadFile(ctx context.Context, repo, rev, path string) ([]byte, error) {
+	if err := checkFile("read file", repo, rev, path); err != nil {
+		return nil, err
+	}
 	cl := call{method: "GET", url: c.resolveURL(repo, rev, path), repo: repo, revision: rev, path: path}
 	resp, err := c.do(ctx, cl)
 	if err != nil {
@@ -142,6 +151,9 @@ type Downloaded struct {
 // with a Range request, both after a dropped connection and across runs; it checks the size
 // and, for LFS files, the sha256 the server announced before renaming to dst.
 func (c *Client) Download(ctx context.Context, repo, rev, path, dst string) (*Downloaded, error) {
+	if err := checkFile("download", repo, rev, path); err != nil {
+		return nil, err
+	}
 	part := dst + ".incomplete"
 	f, err := os.OpenFile(part, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {

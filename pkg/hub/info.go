@@ -97,9 +97,12 @@ var ExpandForExport = []string{"safetensors", "createdAt", "sha", "gated", "tags
 
 // ModelInfo fetches a model's metadata at a revision.
 func (c *Client) ModelInfo(ctx context.Context, repo string, opts InfoOptions) (*ModelInfo, error) {
-	u := c.apiURL("models", repo)
+	if err := firstErr(checkRepo("model info", repo), checkRev("model info", opts.Revision)); err != nil {
+		return nil, err
+	}
+	u := c.modelURL(repo)
 	if opts.Revision != "" {
-		u += "/revision/" + escapeRev(opts.Revision)
+		u = c.modelURL(repo, "revision", opts.Revision)
 	}
 	q := url.Values{}
 	if opts.Blobs {

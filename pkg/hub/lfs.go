@@ -104,7 +104,7 @@ func (c *Client) lfsBatch(ctx context.Context, repo, branch string, files []*pla
 		Transfer string      `json:"transfer"`
 		Objects  []lfsObject `json:"objects"`
 	}
-	u := c.endpoint + "/" + repo + ".git/info/lfs/objects/batch"
+	u := c.repoPage(repo) + ".git/info/lfs/objects/batch"
 	if err := c.postJSON(ctx, call{method: "POST", url: u, body: payload, header: lfsHeader, repo: repo, revision: branch}, &ans); err != nil {
 		return nil, err
 	}

@@ -20,10 +20,10 @@ type RepoOptions struct {
 // CreateRepo creates a model repo and returns its URL. A repo that already exists is fine
 // (the Hub's 409); a 409 "another conflicting operation is in progress" is waited out.
 func (c *Client) CreateRepo(ctx context.Context, repo string, opts RepoOptions) (string, error) {
-	ns, name, ok := strings.Cut(repo, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return "", fmt.Errorf("hub: create repo %q: want namespace/name", repo)
+	if err := checkRepo("create repo", repo); err != nil {
+		return "", err
 	}
+	ns, name, _ := strings.Cut(repo, "/")
 	body := map[string]any{"name": name, "organization": ns, "type": "model"}
 	if opts.Private {
 		body["visibility"] = "private"
@@ -40,7 +40,7 @@ func (c *Client) CreateRepo(ctx context.Context, repo string, opts RepoOptions) 
 			return url, err
 		}
 		if !strings.Contains(he.Server, "conflicting operation is in progress") {
-			return c.endpoint + "/" + repo, nil // already exists
+			return c.repoPage(repo), nil // already exists
 		}
 		if attempt >= 5 {
 			return "", err
@@ -64,7 +64,7 @@ func (c *Client) createOnce(ctx context.Context, repo string, payload []byte) (s
 		return "", err
 	}
 	if out.URL == "" {
-		out.URL = c.endpoint + "/" + repo
+		out.URL = c.repoPage(repo)
 	}
 	return out.URL, nil
 }

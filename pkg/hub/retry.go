@@ -9,9 +9,12 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/experimentalmachines/exe-expo/pkg/netutil"
 )
 
 // newRetryClient wraps hc in the Python client's retry policy: 408, 429, 500, 502, 503, 504
@@ -41,6 +44,25 @@ func newRetryClient(hc *http.Client, opts Options, log *slog.Logger, retry bool)
 	return rc
 }
 
+// dialRetries is how many times one request is sent again after its connection could not
+// be made: once rides out a blip, more only delays the sentence.
+const dialRetries = 1
+
+// dialBudgetKey keys the count of a request's failed connections in its context, which is
+// all that checkRetry sees of the request.
+type dialBudgetKey struct{}
+
+// withDialBudget gives a request a fresh count of failed connections.
+func withDialBudget(ctx context.Context) context.Context {
+	return context.WithValue(ctx, dialBudgetKey{}, new(atomic.Int32))
+}
+
+// retryDial counts one failed connection and says whether the request may be sent again.
+func retryDial(ctx context.Context) bool {
+	n, ok := ctx.Value(dialBudgetKey{}).(*atomic.Int32)
+	return ok && n.Add(1) <= dialRetries
+}
+
 func orDuration(d, def time.Duration) time.Duration {
 	if d > 0 {
 		return d
@@ -49,9 +71,14 @@ func orDuration(d, def time.Duration) time.Duration {
 }
 
 // checkRetry is the Python client's list of retryable statuses; 501 and other 4xx are final.
+// A connection that could not be made (no such host, refused, no route) is retried once,
+// not five times: on a machine without network the five would cost 23 s to say the same.
 func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
 	if ctx.Err() != nil {
 		return false, ctx.Err()
+	}
+	if netutil.Unreachable(err) != nil {
+		return retryDial(ctx), nil
 	}
 	if err != nil {
 		return !errors.Is(err, context.Canceled), nil
@@ -66,10 +93,14 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 
 // keepLastResponse hands the last response back once retries run out, so that its status and
 // X-Error-Code become a typed *Error instead of a bare "giving up". A transport error loses
-// its *url.Error wrapper: do quotes the method and URL already, once.
+// its *url.Error wrapper: do quotes the method and URL already, once. A connection that
+// could not be made becomes the sentence that names the host.
 func keepLastResponse(resp *http.Response, err error, tries int) (*http.Response, error) {
 	if resp != nil {
 		return resp, nil
+	}
+	if u := netutil.Unreachable(err); u != nil {
+		return nil, u
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

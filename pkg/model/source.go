@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"strings"
 )
 
 // Source is one source model as the pipeline sees it: its metadata and architecture,
@@ -45,14 +46,33 @@ func (s *Source) Name() string { return path.Base(s.ID) }
 
 var (
 	repoID   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$`)
-	dotTrick = regexp.MustCompile(`\.\.|\.$|/\.`)
+	dotTrick = regexp.MustCompile(`\.\.|\.$|\./|/\.`)
+	// dashTrick is the Hub's rule on '-': never doubled, never ending a part.
+	dashTrick = regexp.MustCompile(`--|-$|-/`)
 )
 
-// ValidID reports whether id is a Hub model id we accept: org/name with the Hub's
-// characters and no path tricks. Model ids reach file names and workflow inputs, so they
-// are checked before any use.
+// IDRule says in words what ValidID accepts, for the messages that refuse an id.
+const IDRule = "namespace/name of letters, digits, '.', '_', '-'; each part 1-96 characters, " +
+	"starting with a letter or digit, not ending in '-' or '.', without '--' or '..', the name not ending in '.git'"
+
+// ValidID reports whether id is a Hub repo id: namespace/name by the Hub's own rules
+// (huggingface_hub's validate_repo_id, docs/research/hub.md#names-checked-before-any-request),
+// except that a part must start with a letter or digit where the Hub also allows '_'. Source
+// and output repo ids reach URLs, file names and workflow inputs, so every one is checked
+// before any use: a name the Hub would refuse, or one that could climb out of its URL
+// segment ("../X", "a/b?c"), never leaves this process.
 func ValidID(id string) bool {
-	return repoID.MatchString(id) && !dotTrick.MatchString(id)
+	return repoID.MatchString(id) && !dotTrick.MatchString(id) && !dashTrick.MatchString(id) &&
+		!strings.HasSuffix(id, ".git")
+}
+
+// CheckID is nil for a valid repo id, else an error that names where the id came from
+// (field, e.g. "--repo") and the id itself, and gives the rule.
+func CheckID(field, id string) error {
+	if ValidID(id) {
+		return nil
+	}
+	return fmt.Errorf("%s %q is not a Hub repo id (%s)", field, id, IDRule)
 }
 
 // Load reads config.json (required), generation_config.json (optional) and the parameter

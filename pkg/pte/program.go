@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"syscall"
 )
 
 // Program is a .pte file read without its tensor data: the header, the Program flatbuffer
@@ -67,8 +68,35 @@ func Open(r io.ReaderAt, size int64) (*Program, error) {
 
 // OpenFile opens path and reads its program; the file is closed before returning. Errors
 // name the path once: "read model.pte: read header: input/output error".
+//
+// Only a regular file is read: a named pipe would block the open until a writer comes
+// (and no signal could end that), and a device is no .pte. The mode is checked before
+// the open, so a pipe or device is never opened, and again on the opened file, which is
+// opened non-blocking, so that a pipe put in the file's place between the two cannot
+// block either.
 func OpenFile(path string) (*Program, error) {
-	f, err := os.Open(path)
+	return opener{stat: os.Stat, open: openNonBlocking}.read(path)
+}
+
+// opener holds the two calls OpenFile makes before reading, which the tests replace: to
+// see that a pipe is refused without being opened, and to put a pipe in a file's place
+// between the check and the open.
+type opener struct {
+	stat func(name string) (fs.FileInfo, error)
+	open func(name string) (*os.File, error)
+}
+
+func openNonBlocking(name string) (*os.File, error) {
+	return os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+func (o opener) read(path string) (*Program, error) {
+	if st, err := o.stat(path); err == nil {
+		if err := regular(path, st.Mode()); err != nil {
+			return nil, err
+		}
+	} // else the open names what is wrong: "open model.pte: no such file or directory"
+	f, err := o.open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -77,14 +105,36 @@ func OpenFile(path string) (*Program, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a .pte file", path)
+	if err := regular(path, st.Mode()); err != nil {
+		return nil, err
 	}
 	p, err := Open(pathless{f}, st.Size())
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return p, nil
+}
+
+// regular refuses a file that is not a regular file, saying what it is instead.
+func regular(path string, mode fs.FileMode) error {
+	var what string
+	switch {
+	case mode.IsRegular():
+		return nil
+	case mode.IsDir():
+		what = "a directory"
+	case mode&fs.ModeNamedPipe != 0:
+		what = "a named pipe"
+	case mode&fs.ModeSocket != 0:
+		what = "a socket"
+	case mode&fs.ModeCharDevice != 0:
+		what = "a character device"
+	case mode&fs.ModeDevice != 0:
+		what = "a block device"
+	default:
+		return fmt.Errorf("%s is not a regular file (%s), so not a .pte file", path, mode.Type())
+	}
+	return fmt.Errorf("%s is %s, not a .pte file", path, what)
 }
 
 // pathless drops the path from the file's read errors, which OpenFile adds once itself.

@@ -11,6 +11,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 )
@@ -151,12 +152,12 @@ func (w *Window) checkPassed(reportPath string) error {
 	return nil
 }
 
-// checkRepo refuses a repo the app would mis-read, naming the rule, and a tokenizer in a
-// backend folder.
+// checkRepo refuses a repo the Hub would refuse or the app would mis-read, naming the
+// rule, and a tokenizer in a backend folder. The repo id is checked here, before any
+// request: it comes from --repo or from the report, a file anyone could have edited.
 func (w *Window) checkRepo(reportPath string) error {
-	ns, name, ok := strings.Cut(w.Repo, "/")
-	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
-		return fmt.Errorf("output repo %q (report %s) is not of the form org/name", w.Repo, reportPath)
+	if err := model.CheckID("output repo", w.Repo); err != nil {
+		return fmt.Errorf("report %s: %w", reportPath, err)
 	}
 	for _, f := range w.Report.Files {
 		if path.Dir(f.Path) != w.Folder {

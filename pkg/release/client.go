@@ -5,11 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/watch"
 )
 
 // Publisher creates or updates releases in one GitHub repo.
@@ -27,9 +31,13 @@ type Publisher struct {
 // Publish makes the release match rel: created when its tag has none, else its notes
 // updated in place; every asset uploaded, replacing one of the same name.
 func (p *Publisher) Publish(ctx context.Context, rel *Release) (*github.RepositoryRelease, error) {
+	if err := p.check(rel.Tag); err != nil {
+		return nil, err
+	}
+	owner, repo := url.PathEscape(p.Owner), url.PathEscape(p.Repo)
 	var got *github.RepositoryRelease
 	err := p.retry(ctx, "read release "+rel.Tag, func() (*github.Response, error) {
-		r, resp, err := p.GH.Repositories.GetReleaseByTag(ctx, p.Owner, p.Repo, rel.Tag)
+		r, resp, err := p.GH.Repositories.GetReleaseByTag(ctx, owner, repo, url.PathEscape(rel.Tag))
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
 			return resp, nil
 		}
@@ -44,9 +52,9 @@ func (p *Publisher) Publish(ctx context.Context, rel *Release) (*github.Reposito
 		var resp *github.Response
 		var err error
 		if got == nil {
-			got, resp, err = p.GH.Repositories.CreateRelease(ctx, p.Owner, p.Repo, want)
+			got, resp, err = p.GH.Repositories.CreateRelease(ctx, owner, repo, want)
 		} else {
-			got, resp, err = p.GH.Repositories.EditRelease(ctx, p.Owner, p.Repo, got.GetID(), want)
+			got, resp, err = p.GH.Repositories.EditRelease(ctx, owner, repo, got.GetID(), want)
 		}
 		return resp, err
 	})
@@ -61,17 +69,30 @@ func (p *Publisher) Publish(ctx context.Context, rel *Release) (*github.Reposito
 	return got, nil
 }
 
+// check refuses, before any request, a repository or tag GitHub would refuse: go-github
+// puts all three into its URLs unescaped (docs/research/hub.md#names-checked-before-any-request).
+func (p *Publisher) check(tag string) error {
+	if !watch.ValidOwner(p.Owner) || !watch.ValidRepoName(p.Repo) {
+		return fmt.Errorf("github: release in %q: the repository is not owner/name (%s)", p.Owner+"/"+p.Repo, watch.GitHubRepoRule)
+	}
+	if !hub.ValidRef(tag) {
+		return fmt.Errorf("github: release tag %q is not %s", tag, hub.RefRule)
+	}
+	return nil
+}
+
 // upload replaces the asset named a.Name with the file, deleting an earlier one (also one
 // a failed try left behind) before each try.
 func (p *Publisher) upload(ctx context.Context, id int64, a Asset) error {
+	owner, repo := url.PathEscape(p.Owner), url.PathEscape(p.Repo)
 	return p.retry(ctx, "upload "+a.Name, func() (*github.Response, error) {
-		assets, resp, err := p.GH.Repositories.ListReleaseAssets(ctx, p.Owner, p.Repo, id, &github.ListOptions{PerPage: 100})
+		assets, resp, err := p.GH.Repositories.ListReleaseAssets(ctx, owner, repo, id, &github.ListOptions{PerPage: 100})
 		if err != nil {
 			return resp, err
 		}
 		for _, old := range assets {
 			if old.GetName() == a.Name {
-				if resp, err := p.GH.Repositories.DeleteReleaseAsset(ctx, p.Owner, p.Repo, old.GetID()); err != nil {
+				if resp, err := p.GH.Repositories.DeleteReleaseAsset(ctx, owner, repo, old.GetID()); err != nil {
 					return resp, err
 				}
 			}
@@ -81,7 +102,7 @@ func (p *Publisher) upload(ctx context.Context, id int64, a Asset) error {
 			return nil, permanent{fmt.Errorf("open %s: %w", a.Path, err)}
 		}
 		defer f.Close()
-		_, resp, err = p.GH.Repositories.UploadReleaseAsset(ctx, p.Owner, p.Repo, id, &github.UploadOptions{Name: a.Name}, f)
+		_, resp, err = p.GH.Repositories.UploadReleaseAsset(ctx, owner, repo, id, &github.UploadOptions{Name: a.Name}, f)
 		return resp, err
 	})
 }

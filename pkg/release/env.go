@@ -7,15 +7,21 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/experimentalmachines/exe-expo/pkg/watch"
 )
 
 // FromEnv builds the Publisher of a workflow run: the run's repository
 // (GITHUB_REPOSITORY), its token (GH_TOKEN, else GITHUB_TOKEN) and API (GITHUB_API_URL;
 // empty or api.github.com is GitHub itself, anything else a GitHub Enterprise Server).
 func FromEnv() (*Publisher, error) {
-	owner, repo, ok := strings.Cut(os.Getenv("GITHUB_REPOSITORY"), "/")
-	if !ok || owner == "" || repo == "" {
+	env := os.Getenv("GITHUB_REPOSITORY")
+	if env == "" {
 		return nil, fmt.Errorf("a GitHub release needs GITHUB_REPOSITORY set to owner/name, the repository to release in")
+	}
+	owner, repo, err := watch.ParseRepo("GITHUB_REPOSITORY", env)
+	if err != nil {
+		return nil, fmt.Errorf("a GitHub release needs GITHUB_REPOSITORY set to the repository to release in: %w", err)
 	}
 	token := os.Getenv("GH_TOKEN")
 	if token == "" {

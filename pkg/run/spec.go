@@ -36,6 +36,10 @@ const (
 	// pipeGrace is how long Tool waits for the output pipe after the tool exits, in case a
 	// grandchild still holds it open.
 	pipeGrace = 2 * time.Second
+	// termGrace is how long a cancelled or timed-out tool's group has between SIGTERM and
+	// SIGKILL: time for a tool that traps SIGTERM to remove its partial output, short
+	// enough that exe-expo itself ends within a second of Ctrl-C.
+	termGrace = 500 * time.Millisecond
 )
 
 // Spec describes one tool run. Only Name and Argv are required.

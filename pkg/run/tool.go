@@ -45,8 +45,9 @@ type Result struct {
 
 // Tool runs one tool as Spec describes, streaming its output, and waits for it. It returns
 // *ExitError when the tool fails, *TimeoutError when it runs past Spec.Timeout, and an error
-// wrapping ctx.Err() when ctx ends first; in those cases the whole process group is killed.
-// No process of the tool's group outlives Tool.
+// wrapping ctx.Err() when ctx ends first; in those cases the whole process group gets
+// SIGTERM, and SIGKILL if it is still there termGrace later. No process of the tool's group
+// outlives Tool.
 func Tool(ctx context.Context, spec Spec) (Result, error) {
 	res := Result{Tool: spec.Name, ExitStatus: -1}
 	if err := spec.validate(); err != nil {
@@ -80,7 +81,9 @@ func Tool(ctx context.Context, spec Spec) (Result, error) {
 	if spec.sampleEvery() > 0 {
 		sampler = startSampler(spec.sampleEvery(), cmd.Process.Pid, realFS, clk)
 	}
+	stopKill := killAfterGrace(runCtx, cmd.Process.Pid)
 	waitErr := cmd.Wait()
+	stopKill()
 	end := clk.Now()
 	// Whatever the group left behind (a daemon, a worker) goes with the tool.
 	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -116,7 +119,8 @@ func (r *Result) fill(start, end time.Time, sink *lineSink, ps *os.ProcessState)
 }
 
 // command builds the exec.Cmd: own process group, explicit environment, stdout and stderr
-// merged into one pipe (so their lines keep their order), and a cancel that kills the group.
+// merged into one pipe (so their lines keep their order), and a cancel that sends the group
+// SIGTERM (killAfterGrace follows it with SIGKILL).
 func command(ctx context.Context, path string, spec Spec, sink io.Writer) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, path, spec.Argv[1:]...)
 	cmd.Args[0] = spec.Argv[0]
@@ -126,9 +130,32 @@ func command(ctx context.Context, path string, spec Spec, sink io.Writer) *exec.
 	cmd.Stdout = sink
 	cmd.Stderr = sink
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
 	cmd.WaitDelay = pipeGrace
 	return cmd
+}
+
+// killAfterGrace sends the group SIGKILL termGrace after ctx ends, when cmd.Cancel has sent
+// it SIGTERM, unless the returned stop is called first: the tool has exited, and the group
+// id may not be the tool's much longer. Real time, not the Spec's clock: the grace is for
+// a real process to act on its signal.
+func killAfterGrace(ctx context.Context, pgid int) (stop func()) {
+	exited := make(chan struct{})
+	go func() {
+		select {
+		case <-exited:
+			return
+		case <-ctx.Done():
+		}
+		t := time.NewTimer(termGrace)
+		defer t.Stop()
+		select {
+		case <-exited:
+		case <-t.C:
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}()
+	return func() { close(exited) }
 }
 
 // errTimedOut is the cause Tool cancels its run with when Spec.Timeout passes.
@@ -137,7 +164,9 @@ var errTimedOut = errors.New("timed out")
 // classify turns Wait's error into the package's typed errors. A tool that exited 0 has
 // succeeded even if the context ended a moment later.
 func classify(spec Spec, ctx, runCtx context.Context, waitErr error, res Result) error {
-	if waitErr == nil || (errors.Is(waitErr, exec.ErrWaitDelay) && res.ExitStatus == 0) {
+	// A tool told to stop (SIGTERM) may trap it and exit 0: it did not finish its work.
+	stopped := ctx.Err() != nil || errors.Is(context.Cause(runCtx), errTimedOut)
+	if !stopped && (waitErr == nil || (errors.Is(waitErr, exec.ErrWaitDelay) && res.ExitStatus == 0)) {
 		return nil
 	}
 	if ctx.Err() != nil {

@@ -146,7 +146,7 @@ func TestToolTimeoutKillsGroup(t *testing.T) {
 	assert.Equal(t, 700*time.Millisecond, te.Timeout)
 	assert.Contains(t, err.Error(), "timed out after 700ms")
 	assert.Contains(t, err.Error(), "waiting")
-	assert.Equal(t, 137, res.ExitStatus, "SIGKILL")
+	assert.Equal(t, 143, res.ExitStatus, "SIGTERM, which the fake does not trap")
 	assert.Equal(t, 0.7, res.Seconds)
 	waitGone(t, childPID(t, out.String()))
 }
@@ -167,6 +167,44 @@ func TestToolContextCancel(t *testing.T) {
 	var te *TimeoutError
 	assert.False(t, errors.As(err, &te), "cancel reads as timeout")
 	waitGone(t, childPID(t, out.String()))
+}
+
+// TestToolCancelTermThenKill cancels once the tool has said it is ready: the group gets
+// SIGTERM, so a tool that traps it cleans up and exits; one that ignores it gets SIGKILL
+// after termGrace, well before the pipe grace would kill the tool alone.
+func TestToolCancelTermThenKill(t *testing.T) {
+	tests := []struct {
+		name       string
+		steps      []string
+		wantStatus int
+		wantLine   string // a line the tool prints only when it got SIGTERM
+	}{
+		{"traps SIGTERM", fake("term:cleaned up", "p:ready", "s:60s"), 143, "[sleeper] cleaned up"},
+		{"ignores SIGTERM", fake("noterm", "p:ready", "s:60s"), 137, ""},
+		// Stopped is not finished, whatever the exit status says.
+		{"traps SIGTERM and exits 0", fake("termok:stopped early", "p:ready", "s:60s"), 0, "[sleeper] stopped early"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cancelled := make(chan time.Time, 1)
+			out := &hookWriter{hook: func(line string) {
+				if line == "[sleeper] ready" {
+					cancelled <- time.Now()
+					cancel()
+				}
+			}}
+			res, err := Tool(ctx, Spec{Name: "sleeper", Argv: tc.steps, Output: out, Mode: LogPrefixed, SampleEvery: -1})
+			took := time.Since(<-cancelled)
+			require.ErrorIs(t, err, context.Canceled)
+			assert.Equal(t, tc.wantStatus, res.ExitStatus)
+			if tc.wantLine != "" {
+				assert.Contains(t, out.String(), tc.wantLine, "the tool did not get SIGTERM first")
+			}
+			assert.Less(t, took, pipeGrace, "the group's SIGKILL after termGrace did not come")
+		})
+	}
 }
 
 // TestToolReapsGroupAfterExit checks that a grandchild left running when the tool exits

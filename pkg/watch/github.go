@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/google/go-github/v62/github"
+
+	"github.com/experimentalmachines/exe-expo/pkg/netutil"
 )
 
 // GitHub reaches one repository's Actions and its state branch through the REST API.
@@ -20,11 +22,16 @@ type GitHub struct {
 }
 
 // NewGitHub builds the client for repo ("owner/name") at the API base URL (empty for
-// api.github.com; Actions sets GITHUB_API_URL) with token.
+// api.github.com; Actions sets GITHUB_API_URL) with token; ref is the branch workflows are
+// dispatched on. The repository and ref are checked against GitHub's naming rules here,
+// before any request.
 func NewGitHub(apiURL, repo, token, ref string) (*GitHub, error) {
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
-		return nil, fmt.Errorf("the GitHub repository %q is not owner/name", repo)
+	owner, name, err := ParseRepo("the GitHub repository", repo)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckBranch("the ref", ref); err != nil {
+		return nil, err
 	}
 	c := github.NewClient(nil)
 	if token != "" {
@@ -42,11 +49,14 @@ func NewGitHub(apiURL, repo, token, ref string) (*GitHub, error) {
 
 // InFlight lists the workflow's runs in each in-flight status, every page.
 func (g *GitHub) InFlight(ctx context.Context, workflow string) ([]Run, error) {
+	if err := errors.Join(g.check(), checkWorkflow(workflow)); err != nil {
+		return nil, err
+	}
 	var out []Run
 	for _, status := range []string{"queued", "in_progress", "waiting", "pending", "requested"} {
 		opts := &github.ListWorkflowRunsOptions{Status: status, ListOptions: github.ListOptions{PerPage: 100}}
 		for {
-			runs, resp, err := g.Client.Actions.ListWorkflowRunsByFileName(ctx, g.Owner, g.Repo, workflow, opts)
+			runs, resp, err := g.Client.Actions.ListWorkflowRunsByFileName(ctx, escaped(g.Owner), escaped(g.Repo), escaped(workflow), opts)
 			if err != nil {
 				return nil, fmt.Errorf("listing the %s runs of %s: %w", status, workflow, apiError(err))
 			}
@@ -65,7 +75,10 @@ func (g *GitHub) InFlight(ctx context.Context, workflow string) ([]Run, error) {
 // Dispatch starts workflow for one model; only model_id and revision are passed, so the
 // export runs with its default inputs (every window).
 func (g *GitHub) Dispatch(ctx context.Context, workflow, modelID, revision string) error {
-	_, err := g.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, g.Owner, g.Repo, workflow, github.CreateWorkflowDispatchEventRequest{
+	if err := errors.Join(g.check(), checkWorkflow(workflow), CheckBranch("the ref", g.Ref)); err != nil {
+		return err
+	}
+	_, err := g.Client.Actions.CreateWorkflowDispatchEventByFileName(ctx, escaped(g.Owner), escaped(g.Repo), escaped(workflow), github.CreateWorkflowDispatchEventRequest{
 		Ref:    g.Ref,
 		Inputs: map[string]any{"model_id": modelID, "revision": revision},
 	})
@@ -88,6 +101,9 @@ func (e *APIError) Permanent() bool {
 }
 
 func apiError(err error) error {
+	if u := netutil.Unreachable(err); u != nil {
+		return u // "cannot reach api.github.com: no such host (…)", not go-github's request dump
+	}
 	var er *github.ErrorResponse
 	if errors.As(err, &er) && er.Response != nil {
 		msg := er.Message

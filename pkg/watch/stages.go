@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/experimentalmachines/exe-expo/pkg/netutil"
 )
 
 // inFlightStatuses are the run statuses that hold a stage open.
@@ -141,10 +143,12 @@ func (w *Watcher) dispatch(ctx context.Context, workflow, id, revision string, r
 	return fmt.Errorf("dispatching %s for %s failed: %w", workflow, id, err)
 }
 
-// permanent says whether err is a refusal that asking again cannot change.
+// permanent says whether err is a refusal that asking again cannot change, or a GitHub
+// this host cannot reach, which the waits between attempts would not bring back within
+// the run (the model stays pending for the next run).
 func permanent(err error) bool {
 	var p interface{ Permanent() bool }
-	return errors.As(err, &p) && p.Permanent()
+	return errors.As(err, &p) && p.Permanent() || netutil.Unreachable(err) != nil
 }
 
 func (w *Watcher) sleep(ctx context.Context, d time.Duration) error {

@@ -65,8 +65,12 @@ type BranchStore struct {
 
 // Load reads the file at the branch's head; no branch or no file is the first run.
 func (b *BranchStore) Load(ctx context.Context) (*State, error) {
+	if err := b.check(); err != nil {
+		return nil, err
+	}
 	g := b.GitHub
-	ref, _, err := g.Client.Git.GetRef(ctx, g.Owner, g.Repo, "heads/"+b.Branch)
+	owner, repo := escaped(g.Owner), escaped(g.Repo)
+	ref, _, err := g.Client.Git.GetRef(ctx, owner, repo, "heads/"+b.Branch)
 	if statusOf(err) == 404 {
 		b.base = ""
 		return nil, nil
@@ -75,7 +79,7 @@ func (b *BranchStore) Load(ctx context.Context) (*State, error) {
 		return nil, fmt.Errorf("could not read the %s branch of %s/%s: %w", b.Branch, g.Owner, g.Repo, apiError(err))
 	}
 	b.base = ref.GetObject().GetSHA()
-	file, _, _, err := g.Client.Repositories.GetContents(ctx, g.Owner, g.Repo, b.Path, &github.RepositoryContentGetOptions{Ref: b.base})
+	file, _, _, err := g.Client.Repositories.GetContents(ctx, owner, repo, b.Path, &github.RepositoryContentGetOptions{Ref: b.base})
 	if statusOf(err) == 404 {
 		return nil, nil
 	}
@@ -94,11 +98,15 @@ func (b *BranchStore) Load(ctx context.Context) (*State, error) {
 
 // Save commits the state on the loaded commit and fast-forwards the branch to it.
 func (b *BranchStore) Save(ctx context.Context, s *State) error {
+	if err := b.check(); err != nil {
+		return err
+	}
 	g := b.GitHub
+	owner, repo := escaped(g.Owner), escaped(g.Repo)
 	fail := func(what string, err error) error {
 		return fmt.Errorf("could not save the state on the %s branch (%s): %w", b.Branch, what, apiError(err))
 	}
-	tree, _, err := g.Client.Git.CreateTree(ctx, g.Owner, g.Repo, "", []*github.TreeEntry{{
+	tree, _, err := g.Client.Git.CreateTree(ctx, owner, repo, "", []*github.TreeEntry{{
 		Path: github.String(b.Path), Mode: github.String("100644"), Type: github.String("blob"), Content: github.String(string(s.Marshal())),
 	}})
 	if err != nil {
@@ -108,15 +116,15 @@ func (b *BranchStore) Save(ctx context.Context, s *State) error {
 	if b.base != "" {
 		commit.Parents = []*github.Commit{{SHA: github.String(b.base)}}
 	}
-	made, _, err := g.Client.Git.CreateCommit(ctx, g.Owner, g.Repo, commit, nil)
+	made, _, err := g.Client.Git.CreateCommit(ctx, owner, repo, commit, nil)
 	if err != nil {
 		return fail("commit", err)
 	}
 	ref := &github.Reference{Ref: github.String("refs/heads/" + b.Branch), Object: &github.GitObject{SHA: made.SHA}}
 	if b.base == "" {
-		_, _, err = g.Client.Git.CreateRef(ctx, g.Owner, g.Repo, ref)
+		_, _, err = g.Client.Git.CreateRef(ctx, owner, repo, ref)
 	} else {
-		_, _, err = g.Client.Git.UpdateRef(ctx, g.Owner, g.Repo, ref, false)
+		_, _, err = g.Client.Git.UpdateRef(ctx, owner, repo, ref, false)
 	}
 	if code := statusOf(err); code == 409 || code == 422 {
 		return fmt.Errorf("could not save the state on the %s branch: %w", b.Branch, ErrConflict)
@@ -126,6 +134,12 @@ func (b *BranchStore) Save(ctx context.Context, s *State) error {
 	}
 	b.base = made.GetSHA()
 	return nil
+}
+
+// check refuses, before any request, a repository, branch or state path GitHub would
+// refuse.
+func (b *BranchStore) check() error {
+	return errors.Join(b.GitHub.check(), CheckBranch("the state branch", b.Branch), CheckStatePath("the state file", b.Path))
 }
 
 // stampOrSeeded names a state commit; the message matters only to people reading the log.

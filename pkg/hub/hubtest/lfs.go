@@ -46,7 +46,10 @@ func (s *Server) lfsBatch(w http.ResponseWriter, r *http.Request, id string) {
 		Operation string   `json:"operation"`
 		Transfers []string `json:"transfers"`
 		HashAlgo  string   `json:"hash_algo"`
-		Objects   []struct {
+		Ref       *struct {
+			Name string `json:"name"`
+		} `json:"ref"`
+		Objects []struct {
 			OID  string `json:"oid"`
 			Size int64  `json:"size"`
 		} `json:"objects"`
@@ -57,6 +60,9 @@ func (s *Server) lfsBatch(w http.ResponseWriter, r *http.Request, id string) {
 	}
 	if req.HashAlgo != "" && req.HashAlgo != "sha256" && req.HashAlgo != "sha_256" {
 		writeError(w, http.StatusBadRequest, "", "unsupported hash_algo "+req.HashAlgo)
+		return
+	}
+	if req.Ref != nil && refuseRev(w, req.Ref.Name) {
 		return
 	}
 	s.mu.Lock()

@@ -25,9 +25,14 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	case len(seg) == 2 && seg[0] == "lfs-cdn" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
 		s.serveCDN(w, r, seg[1])
 	case len(seg) == 6 && strings.HasSuffix(seg[1], ".git") && strings.Join(seg[2:5], "/") == "info/lfs/objects":
-		s.routeLFS(w, r, seg[0]+"/"+strings.TrimSuffix(seg[1], ".git"), seg[5])
+		if id := seg[0] + "/" + strings.TrimSuffix(seg[1], ".git"); !refuseRepo(w, id) {
+			s.routeLFS(w, r, id, seg[5])
+		}
 	case len(seg) >= 5 && (seg[2] == "resolve" || seg[2] == "raw") && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-		s.resolve(w, r, seg[0]+"/"+seg[1], seg[3], strings.Join(seg[4:], "/"), seg[2] == "raw")
+		id, path := seg[0]+"/"+seg[1], strings.Join(seg[4:], "/")
+		if !refuseRepo(w, id) && !refuseRev(w, seg[3]) && !refusePath(w, path) {
+			s.resolve(w, r, id, seg[3], path, seg[2] == "raw")
+		}
 	default:
 		writeError(w, http.StatusNotFound, "", "hubtest: no route for "+r.Method+" "+r.URL.Path)
 	}
@@ -37,6 +42,9 @@ func (s *Server) routeModelAPI(w http.ResponseWriter, r *http.Request, id string
 	verb := ""
 	if len(rest) > 0 {
 		verb = rest[0]
+	}
+	if refuseModelNames(w, id, rest) {
+		return
 	}
 	arg := func(i int) string {
 		if len(rest) > i {

@@ -7,7 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
 
 // RepoOption sets a property of a seeded repo.
@@ -79,11 +80,14 @@ func (s *Server) MustAddModel(t interface{ Fatalf(string, ...any) }, id string, 
 }
 
 func (s *Server) seed(id, title string, srcs map[string]func() ([]byte, string, error), opts []RepoOption) (string, error) {
-	if strings.Count(id, "/") != 1 {
-		return "", fmt.Errorf("hubtest: repo id %q: want namespace/name", id)
+	if !model.ValidID(id) {
+		return "", fmt.Errorf("hubtest: repo id %q is not a Hub repo id (%s)", id, model.IDRule)
 	}
 	entries := map[string]entry{}
 	for p, src := range srcs {
+		if msg := badPath(p); msg != "" {
+			return "", fmt.Errorf("hubtest: seed %s: %s", id, msg)
+		}
 		e, err := s.storeSeed(p, src)
 		if err != nil {
 			return "", fmt.Errorf("hubtest: seed %s/%s: %w", id, p, err)

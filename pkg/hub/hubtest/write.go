@@ -42,6 +42,9 @@ func (s *Server) createRepo(w http.ResponseWriter, r *http.Request) {
 		ns = *body.Organization
 	}
 	id := ns + "/" + body.Name
+	if refuseRepo(w, id) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !c.Write || (len(s.tokens) > 0 && ns != c.User) {
@@ -83,6 +86,11 @@ func (s *Server) preupload(w http.ResponseWriter, r *http.Request, id, rev strin
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		writeError(w, http.StatusBadRequest, "", "Invalid preupload body: "+err.Error())
 		return
+	}
+	for _, f := range body.Files {
+		if refusePath(w, f.Path) {
+			return
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -207,6 +215,9 @@ func (s *Server) readCommit(body io.Reader) (commitHeader, []pendingOp, error) {
 		var op commitOp
 		if err := json.Unmarshal(line.Value, &op); err != nil || op.Path == "" {
 			return header, nil, fmt.Errorf("line %d: operation %q needs a path", i+1, line.Key)
+		}
+		if msg := badPath(op.Path); msg != "" {
+			return header, nil, fmt.Errorf("line %d: %s", i+1, msg)
 		}
 		p := pendingOp{key: line.Key, op: op}
 		if line.Key == "file" {

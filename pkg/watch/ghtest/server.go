@@ -73,7 +73,7 @@ func New(t testing.TB, owner, repo string) *Server {
 	mux.HandleFunc("POST "+p+"/git/trees", s.createTree)
 	mux.HandleFunc("POST "+p+"/git/commits", s.createCommit)
 	mux.HandleFunc("GET "+p+"/contents/{path...}", s.contents)
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(refuseDots(mux))
 	t.Cleanup(srv.Close)
 	s.URL = srv.URL
 	return s
@@ -205,6 +205,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) {
 		fail(w, http.StatusUnprocessableEntity, "ref is required")
 		return
 	}
+	if refuseWorkflow(w, r.PathValue("file")) || refuseRef(w, body.Ref) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := Dispatch{Workflow: r.PathValue("file"), Ref: body.Ref, Model: body.Inputs["model_id"], Revision: body.Inputs["revision"], Status: http.StatusNoContent}
@@ -230,6 +233,9 @@ func (s *Server) listRuns(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	file := r.PathValue("file")
+	if refuseWorkflow(w, file) {
+		return
+	}
 	if st := s.failRuns[file]; st != 0 {
 		fail(w, st, http.StatusText(st))
 		return
@@ -262,6 +268,9 @@ func atoiOr(s string, def int) int {
 func (s *Server) getRef(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if refuseRef(w, r.PathValue("ref")) {
+		return
+	}
 	ref := "refs/" + r.PathValue("ref")
 	sha, ok := s.refs[ref]
 	if !ok {
@@ -275,6 +284,13 @@ func (s *Server) createRef(w http.ResponseWriter, r *http.Request) {
 	var body struct{ Ref, SHA string }
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		fail(w, http.StatusBadRequest, "Problems parsing JSON")
+		return
+	}
+	if !strings.HasPrefix(body.Ref, "refs/") {
+		fail(w, http.StatusUnprocessableEntity, "Reference name must start with 'refs/' and have at least two slashes")
+		return
+	}
+	if refuseRef(w, body.Ref) {
 		return
 	}
 	s.mu.Lock()
@@ -298,6 +314,9 @@ func (s *Server) updateRef(w http.ResponseWriter, r *http.Request) {
 	}
 	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
 		fail(w, http.StatusBadRequest, "Problems parsing JSON")
+		return
+	}
+	if refuseRef(w, r.PathValue("ref")) {
 		return
 	}
 	s.mu.Lock()
@@ -346,6 +365,9 @@ func (s *Server) createTree(w http.ResponseWriter, r *http.Request) {
 	}
 	files := map[string]string{}
 	for _, e := range body.Tree {
+		if refusePath(w, e.Path) {
+			return
+		}
 		files[e.Path] = e.Content
 	}
 	sha := s.id("tree")
@@ -375,9 +397,12 @@ func (s *Server) createCommit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) contents(w http.ResponseWriter, r *http.Request) {
+	ref := r.URL.Query().Get("ref")
+	if refusePath(w, r.PathValue("path")) || ref != "" && refuseRef(w, ref) {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ref := r.URL.Query().Get("ref")
 	if sha, ok := s.refs["refs/heads/"+ref]; ok {
 		ref = sha
 	}

@@ -12,6 +12,10 @@
 //	child:DUR  start a copy of itself sleeping DUR and print "child <pid>"
 //	env:KEY    print KEY=<value> or KEY unset
 //	x:CODE     exit with CODE
+//	term:TEXT  from now on, on SIGTERM print TEXT to stdout and exit 143 (a tool that
+//	           cleans up when asked to stop)
+//	termok:TEXT  like term, but exit 0 (a tool that reports success when stopped)
+//	noterm     ignore SIGTERM from now on (a tool that must be killed)
 //
 // Any other step exits 99, so a typo in a test fails loudly.
 package main
@@ -20,8 +24,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -78,6 +84,24 @@ func do(op, arg string) error {
 		} else {
 			fmt.Printf("%s unset\n", arg)
 		}
+	case "term":
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGTERM)
+		go func() {
+			<-c
+			fmt.Println(arg)
+			os.Exit(143)
+		}()
+	case "termok":
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGTERM)
+		go func() {
+			<-c
+			fmt.Println(arg)
+			os.Exit(0)
+		}()
+	case "noterm":
+		signal.Ignore(syscall.SIGTERM)
 	case "x":
 		code, err := strconv.Atoi(arg)
 		if err != nil {
