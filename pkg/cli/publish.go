@@ -76,7 +76,7 @@ func runPublish(env Env, o publishRun) int {
 	}
 	var wins []*publish.Window
 	for _, p := range paths {
-		w, err := publish.Load(dir, p, o.repo)
+		w, err := publish.LoadContext(env.Ctx, dir, p, o.repo)
 		if err == nil {
 			err = w.CheckWindow(cfg)
 		}

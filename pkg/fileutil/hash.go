@@ -1,6 +1,7 @@
 package fileutil
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"hash"
@@ -21,14 +22,24 @@ type Digest struct {
 const bufSize = 1 << 20
 
 // Hash streams a file through sha256; it never holds more than one buffer of it.
-func Hash(path string) (Digest, error) {
+func Hash(path string) (Digest, error) { return HashContext(context.Background(), path) }
+
+// HashContext is Hash that stops at the next buffer once ctx ends: hashing a multi-gigabyte
+// file must not keep a command from stopping when asked.
+func HashContext(ctx context.Context, path string) (Digest, error) {
+	if err := ctx.Err(); err != nil {
+		return Digest{}, err
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return Digest{}, Error("open", path, err)
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := copyBuffer(h, f)
+	n, err := copyBuffer(h, ctxReader{ctx, f})
+	if ctx.Err() != nil {
+		return Digest{}, ctx.Err()
+	}
 	if err != nil {
 		return Digest{}, Error("hash", path, err)
 	}
@@ -39,6 +50,19 @@ func Hash(path string) (Digest, error) {
 // *os.File has and which would otherwise copy through io.Copy's own 32 KiB buffer.
 func copyBuffer(w io.Writer, r io.Reader) (int64, error) {
 	return io.CopyBuffer(w, struct{ io.Reader }{r}, make([]byte, bufSize))
+}
+
+// ctxReader ends a read loop once its context ends.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }
 
 func digest(n int64, h hash.Hash) Digest {

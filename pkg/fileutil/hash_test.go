@@ -1,6 +1,7 @@
 package fileutil
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io/fs"
@@ -86,4 +87,17 @@ func TestHashErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHashContextStops: once its context ends, HashContext stops at the next buffer.
+func TestHashContextStops(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big")
+	require.NoError(t, os.WriteFile(p, make([]byte, 3*bufSize), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := HashContext(ctx, p)
+	require.ErrorIs(t, err, context.Canceled)
+	d, err := HashContext(context.Background(), p)
+	require.NoError(t, err)
+	assert.Equal(t, int64(3*bufSize), d.Bytes)
 }

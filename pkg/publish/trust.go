@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -61,14 +62,14 @@ func inside(root, p string) error {
 
 // verified checks that the file at p, inside root, is the one the report recorded (size
 // and sha256), and returns it as a commit file for pathInRepo.
-func verified(root, p, pathInRepo string, want report.File, reportPath string) (hub.CommitFile, error) {
+func verified(ctx context.Context, root, p, pathInRepo string, want report.File, reportPath string) (hub.CommitFile, error) {
 	if err := inside(root, p); err != nil {
 		return hub.CommitFile{}, err
 	}
 	if err := checkSize(p, want.Bytes, reportPath); err != nil {
 		return hub.CommitFile{}, err
 	}
-	d, err := fileutil.Hash(p)
+	d, err := fileutil.HashContext(ctx, p)
 	if err != nil {
 		return hub.CommitFile{}, err
 	}

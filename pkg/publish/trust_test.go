@@ -194,3 +194,14 @@ func TestCommitCarriesNoPathTwice(t *testing.T) {
 	assert.ErrorContains(t, checkUnique([]hub.CommitFile{f("a"), f("a")}, nil), "carry a twice")
 	assert.ErrorContains(t, checkUnique([]hub.CommitFile{f("a")}, []string{"a"}), "both send and delete a")
 }
+
+// TestLoadStopsWhenAsked: a publish interrupted while it hashes the window's files stops
+// with the context's error instead of reading gigabytes first.
+func TestLoadStopsWhenAsked(t *testing.T) {
+	dir := t.TempDir()
+	rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := LoadContext(ctx, dir, rp, "")
+	require.ErrorIs(t, err, context.Canceled)
+}

@@ -1,6 +1,7 @@
 package publish
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path"
@@ -69,6 +70,11 @@ func describe(dir, backendName string, window int) string {
 // Load reads the report at reportPath, inside the export folder dir, and checks that it
 // may be published to repo (empty: the report's output_repo).
 func Load(dir, reportPath, repo string) (*Window, error) {
+	return LoadContext(context.Background(), dir, reportPath, repo)
+}
+
+// LoadContext is Load that stops hashing the window's files once ctx ends.
+func LoadContext(ctx context.Context, dir, reportPath, repo string) (*Window, error) {
 	root, err := realRoot(dir)
 	if err != nil {
 		return nil, err
@@ -102,7 +108,7 @@ func Load(dir, reportPath, repo string) (*Window, error) {
 			return nil, err
 		}
 	}
-	if err := w.collect(root, dir, reportPath); err != nil {
+	if err := w.collect(ctx, root, dir, reportPath); err != nil {
 		return nil, err
 	}
 	if err := checkUnique(append(append([]hub.CommitFile(nil), w.Files...), w.Root...), nil); err != nil {
@@ -181,7 +187,7 @@ func (w *Window) checkRepo(reportPath string) error {
 
 // collect lists the window's files (each the one its report hashed, inside the export
 // folder, and no tokenizer beside them) and the root files every window shares.
-func (w *Window) collect(root, dir, reportPath string) error {
+func (w *Window) collect(ctx context.Context, root, dir, reportPath string) error {
 	local := filepath.Join(dir, filepath.FromSlash(w.Folder))
 	entries, err := os.ReadDir(local)
 	if err != nil {
@@ -193,14 +199,14 @@ func (w *Window) collect(root, dir, reportPath string) error {
 		}
 	}
 	for _, f := range w.Report.Files {
-		cf, err := verified(root, filepath.Join(dir, filepath.FromSlash(f.Path)), f.Path, f, reportPath)
+		cf, err := verified(ctx, root, filepath.Join(dir, filepath.FromSlash(f.Path)), f.Path, f, reportPath)
 		if err != nil {
 			return err
 		}
 		w.Files = append(w.Files, cf)
 	}
 	w.Files = append(w.Files, hub.CommitFile{PathInRepo: w.ReportPath, Content: w.ReportJSON})
-	return w.collectRoot(root, dir, reportPath)
+	return w.collectRoot(ctx, root, dir, reportPath)
 }
 
 func checkSize(p string, want int64, reportPath string) error {
@@ -216,7 +222,7 @@ func checkSize(p string, want int64, reportPath string) error {
 
 // collectRoot adds the tokenizer and the upstream license files the report names, each the
 // one the report hashed (root_files).
-func (w *Window) collectRoot(root, dir, reportPath string) error {
+func (w *Window) collectRoot(ctx context.Context, root, dir, reportPath string) error {
 	names := append([]string(nil), w.Report.Source.LicenseFiles...)
 	if w.Report.Tokenizer != "" {
 		names = append(names, w.Report.Tokenizer)
@@ -240,7 +246,7 @@ func (w *Window) collectRoot(root, dir, reportPath string) error {
 		if !ok {
 			return fmt.Errorf("report %s records no size and sha256 for the root file %s (root_files): export the window again with this exe-expo", reportPath, n)
 		}
-		cf, err := verified(root, filepath.Join(dir, n), n, rec, reportPath)
+		cf, err := verified(ctx, root, filepath.Join(dir, n), n, rec, reportPath)
 		if err != nil {
 			return err
 		}
