@@ -43,6 +43,9 @@ func realRoot(dir string) (string, error) {
 // inside refuses p unless it resolves, through every link, to a regular file within root.
 func inside(root, p string) error {
 	real, err := filepath.EvalSymlinks(p)
+	if err == nil {
+		real, err = filepath.Abs(real) // root is absolute; a relative path resolves relative
+	}
 	if err != nil {
 		return report.FileError("resolve", p, err)
 	}

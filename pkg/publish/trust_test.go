@@ -154,6 +154,18 @@ func readReportT(t *testing.T, p string) map[string]any {
 	return m
 }
 
+// TestRelativeExportFolder: the workflows publish "out" from their working directory.
+func TestRelativeExportFolder(t *testing.T) {
+	dir := t.TempDir()
+	writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+	t.Chdir(dir)
+	w, err := Load("out/..", filepath.Join("xnnpack", "export-report-4k.json"), "")
+	require.NoError(t, err, "a relative folder and report path load")
+	assert.Equal(t, "xnnpack/export-report-4k.json", w.ReportPath)
+	_, err = Load(".", filepath.Join("xnnpack", "export-report-4k.json"), "")
+	require.NoError(t, err)
+}
+
 // TestRefusedBeforeTheRepoIsCreated: a window refused for its license never reaches the
 // Hub: Load fails, so Publish is never called and no repo appears.
 func TestRefusedBeforeTheRepoIsCreated(t *testing.T) {
