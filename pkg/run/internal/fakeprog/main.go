@@ -85,21 +85,9 @@ func do(op, arg string) error {
 			fmt.Printf("%s unset\n", arg)
 		}
 	case "term":
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, syscall.SIGTERM)
-		go func() {
-			<-c
-			fmt.Println(arg)
-			os.Exit(143)
-		}()
+		onTerm(arg, 143)
 	case "termok":
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, syscall.SIGTERM)
-		go func() {
-			<-c
-			fmt.Println(arg)
-			os.Exit(0)
-		}()
+		onTerm(arg, 0)
 	case "noterm":
 		signal.Ignore(syscall.SIGTERM)
 	case "x":
@@ -125,4 +113,15 @@ func waitFor(path string) error {
 		time.Sleep(5 * time.Millisecond)
 	}
 	return fmt.Errorf("%s did not appear within a minute", path)
+}
+
+// onTerm makes the next SIGTERM print text and exit with code.
+func onTerm(text string, code int) {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGTERM)
+	go func() {
+		<-c
+		fmt.Println(text)
+		os.Exit(code)
+	}()
 }
