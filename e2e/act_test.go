@@ -281,6 +281,8 @@ func TestExportWorkflowUnderAct(t *testing.T) {
 	card, err := srv.FileBytes(out, "main", "README.md")
 	require.NoError(t, err)
 	assert.Contains(t, string(card), "Qwen3-0.6B")
+	assert.Contains(t, string(card), "\nlicense: apache-2.0\n", "the source card's license in the front matter")
+	assert.Contains(t, string(card), "distributed under the same terms (apache-2.0).")
 
 	raw, ok := setOutput(log, "Verify", "skipped")
 	require.True(t, ok, "verify set no skipped output:\n%s", tail(log, 60))

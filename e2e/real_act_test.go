@@ -81,6 +81,9 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	require.Contains(t, files, "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte", "published: %v", files)
 	assert.Contains(t, files, "xnnpack/config.json")
 	assert.Contains(t, files, "README.md")
+	card, err := srv.FileBytes(out, "main", "README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(card), "distributed under the same terms (apache-2.0).", "the tiny model card's license")
 
 	// The reports the verify job checked: every file they list must come back from the Hub,
 	// through the official client, with the report's sha256 and size.

@@ -19,6 +19,7 @@ import (
 	"github.com/sethvargo/go-githubactions"
 
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
 // Runner runs the CLI with args (no program name) and returns its exit code. Tests give a
@@ -81,106 +82,63 @@ func (e Env) maskSecrets(secrets ...secret) error {
 	return nil
 }
 
-// result is one run of the CLI.
-type result struct {
-	code           int
-	stdout, stderr string
+// run is one run of the CLI: its exit code, its result (--result) and what it printed on
+// stdout.
+type run struct {
+	code   int
+	res    *result.Result
+	stdout string
+	// missing says why the CLI left no readable result.
+	missing error
 }
 
-// stderrKept is how much of the command's stderr is kept for the annotation: export streams
-// the tool's whole log there, and only its last line is wanted.
-const stderrKept = 64 << 10
-
-// cli runs the CLI with args. Its stderr goes to the step log as it comes and its tail is
-// kept for the annotation; its stdout is kept, and passed on to the log too when show is
-// set (plan's JSON is read, not shown). Unshown, its workflow commands still reach the
-// runner as they come: the CLI masks the tokens of the job's environment that way.
-func (e Env) cli(args []string, show bool) result {
+// cli runs the CLI with args and reads the result it writes (--result, in a temporary
+// file), which is what the action acts on: its reason, its outputs. The command's stderr
+// goes to the step log as it comes; its stdout is passed on too when show is set (plan's
+// JSON is not shown). Unshown, its workflow commands still reach the runner as they come:
+// the CLI masks the tokens of the job's environment that way.
+func (e Env) cli(args []string, show bool) run {
 	var out bytes.Buffer
-	errs := &tail{max: stderrKept}
 	stdout := io.MultiWriter(&out, &commands{w: e.Stdout})
 	if show {
 		stdout = io.MultiWriter(&out, e.Stdout)
 	}
-	code := e.Run(e.Ctx, args, stdout, io.MultiWriter(errs, e.Stderr))
-	return result{code: code, stdout: out.String(), stderr: string(errs.buf)}
+	dir, err := os.MkdirTemp("", "exe-expo-result-")
+	if err != nil {
+		return run{code: cli.ExitFailed, missing: fmt.Errorf("make a folder for the command's result: %w", err)}
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "result.json")
+	args = append(append([]string(nil), args...), "--result", path)
+	code := e.Run(e.Ctx, args, stdout, e.Stderr)
+	r := run{code: code, stdout: out.String()}
+	r.res, r.missing = result.Read(path)
+	if r.missing == nil && r.res.ExitCode != code {
+		r.missing = fmt.Errorf("its result says exit code %d, and it exited with %d", r.res.ExitCode, code)
+		r.res = nil
+	}
+	return r
 }
 
-// commands passes on to w the lines written to it that are workflow commands ("::"), each
-// once it is complete.
-type commands struct {
-	w    io.Writer
-	line []byte
+// reason is the sentence the command's result gives for not succeeding.
+func (r run) reason() string {
+	if r.res == nil {
+		return fmt.Sprintf("exe-expo exited with code %d and left no result to say why (%v)", r.code, r.missing)
+	}
+	return r.res.Reason
 }
 
-func (c *commands) Write(p []byte) (int, error) {
-	n := len(p)
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		if i < 0 {
-			c.line = append(c.line, p...)
-			break
-		}
-		c.line = append(c.line, p[:i+1]...)
-		p = p[i+1:]
-		if bytes.HasPrefix(c.line, []byte("::")) {
-			if _, err := c.w.Write(c.line); err != nil {
-				return n, err
-			}
-		}
-		c.line = c.line[:0]
+// outputs is what the command's result says it made; nil when it left no result.
+func (r run) outputs() *result.Outputs {
+	if r.res == nil {
+		return nil
 	}
-	return n, nil
-}
-
-// tail keeps the last max bytes written to it.
-type tail struct {
-	buf []byte
-	max int
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(p) > t.max {
-		p = p[len(p)-t.max:]
-	}
-	if over := len(t.buf) + len(p) - t.max; over > 0 {
-		t.buf = t.buf[:copy(t.buf, t.buf[over:])]
-	}
-	t.buf = append(t.buf, p...)
-	return n, nil
-}
-
-// reason is the last line the command wrote to stderr that is not a workflow command: the
-// CLI ends every refusal and failure with the sentence that says why.
-func (r result) reason() string {
-	last := ""
-	for _, line := range strings.Split(r.stderr, "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "::") {
-			last = line
-		}
-	}
-	if last == "" {
-		return fmt.Sprintf("exe-expo exited with code %d without saying why", r.code)
-	}
-	return last
-}
-
-// data is the command's stdout without the workflow commands it wrote there (the CLI masks
-// the tokens it sees with ::add-mask:: lines in front of its JSON).
-func (r result) data() []byte {
-	var b strings.Builder
-	for _, line := range strings.SplitAfter(r.stdout, "\n") {
-		if !strings.HasPrefix(line, "::") {
-			b.WriteString(line)
-		}
-	}
-	return []byte(b.String())
+	return &r.res.Outputs
 }
 
 // issued reports whether the command already wrote a workflow command of this kind
 // ("warning"), so the action does not repeat its annotation.
-func (r result) issued(kind string) bool {
+func (r run) issued(kind string) bool {
 	for _, line := range strings.Split(r.stdout, "\n") {
 		if strings.HasPrefix(line, "::"+kind+" ") || strings.HasPrefix(line, "::"+kind+"::") {
 			return true
@@ -200,7 +158,7 @@ func (e Env) fail(action string, code int, format string, args ...any) int {
 // host cannot build) becomes a warning and exit 0, so the matrix job that drew it stays
 // green while the caller reads the skipped output; anything else is an error annotation
 // with the command's reason and the same exit code.
-func (e Env) annotate(action string, r result) int {
+func (e Env) annotate(action string, r run) int {
 	switch r.code {
 	case cli.ExitOK:
 		return cli.ExitOK
@@ -288,4 +246,31 @@ func flags(args []string, pairs ...string) []string {
 		}
 	}
 	return args
+}
+
+// commands passes on to w the lines written to it that are workflow commands ("::"), each
+// once it is complete.
+type commands struct {
+	w    io.Writer
+	line []byte
+}
+
+func (c *commands) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.line = append(c.line, p...)
+			break
+		}
+		c.line = append(c.line, p[:i+1]...)
+		p = p[i+1:]
+		if bytes.HasPrefix(c.line, []byte("::")) {
+			if _, err := c.w.Write(c.line); err != nil {
+				return n, err
+			}
+		}
+		c.line = c.line[:0]
+	}
+	return n, nil
 }

@@ -1,7 +1,6 @@
 package action
 
 import (
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
 // actionFuncs are the actions by name, as their mains call them.
@@ -28,7 +28,7 @@ func TestCommandLines(t *testing.T) {
 		{"size-window, least", "size-window", map[string]string{"model-id": "Qwen/Qwen3-1.7B", "backend": "xnnpack"}, nil,
 			[]string{"plan", "Qwen/Qwen3-1.7B", "--backend", "xnnpack", "--json"}},
 		{"size-window, all", "size-window", map[string]string{"model-id": "Qwen/Qwen3-1.7B", "backend": "qnn", "revision": "v2", "config": "cfg", "contexts": "2048", "socs": "SM8750"}, nil,
-			[]string{"plan", "Qwen/Qwen3-1.7B", "--backend", "qnn", "--json", "--revision", "v2", "--config", "cfg"}},
+			[]string{"plan", "Qwen/Qwen3-1.7B", "--backend", "qnn", "--json", "--revision", "v2", "--config", "cfg", "--contexts", "2048", "--socs", "SM8750"}},
 		{"export, least, work under RUNNER_TEMP", "export", map[string]string{"model-id": "Qwen/Qwen3-1.7B", "backend": "xnnpack", "window": "4096"},
 			map[string]string{"RUNNER_TEMP": "/runner/tmp"},
 			[]string{"export", "--backend", "xnnpack", "Qwen/Qwen3-1.7B", "--context", "4096", "--out", "out", "--work", "/runner/tmp/exe-expo-work"}},
@@ -103,10 +103,11 @@ func TestInputRefusals(t *testing.T) {
 	}
 }
 
-// TestExportExitCodes maps each exit code of `exe-expo export` to the action's outcome.
+// TestExportExitCodes maps each exit code of `exe-expo export` and its result to the
+// action's outcome: the reason is the result's, never a line of the log.
 func TestExportExitCodes(t *testing.T) {
 	inputs := map[string]string{"model-id": "m/x", "backend": "xnnpack", "window": "4096"}
-	result := `{"files": ["xnnpack/x-4k.pte", "tokenizer.json"], "window": 4096, "report": "out/xnnpack/export-report-4k.json", "seconds": 1.5}` + "\n"
+	made := result.Outputs{Files: []string{"xnnpack/x-4k.pte"}, Report: "out/xnnpack/export-report-4k.json"}
 	for _, tc := range []struct {
 		name         string
 		fake         fakeCLI
@@ -115,32 +116,34 @@ func TestExportExitCodes(t *testing.T) {
 		outputs      map[string]string
 		wantNoOutput bool
 	}{
-		{"done", fakeCLI{code: 0, stdout: result, stderr: "export: converting\n"}, 0,
-			[]string{strings.TrimSuffix(result, "\n")},
+		{"done", fakeCLI{code: 0, stdout: "{}\n", stderr: "export: converting\n", outputs: made}, 0,
+			[]string{"{}"},
 			map[string]string{"skipped": "false", "reason": "", "report": "out/xnnpack/export-report-4k.json", "files": `["xnnpack/x-4k.pte"]`}, false},
-		{"done, masked tokens in front of the JSON", fakeCLI{code: 0, stdout: "::add-mask::***\n" + result}, 0,
-			[]string{"::add-mask::***", strings.TrimSuffix(result, "\n")},
-			map[string]string{"skipped": "false", "reason": "", "report": "out/xnnpack/export-report-4k.json", "files": `["xnnpack/x-4k.pte"]`}, false},
-		{"skipped: a warning and exit 0", fakeCLI{code: 4, stderr: "probing\nneeds 60 GiB; this host has 16 GiB RAM + 0 GiB swap\n"}, 0,
+		{"skipped: a warning and exit 0", fakeCLI{code: 4, stderr: "probing\nexport skipped: too big\n", reason: "needs 60 GiB; this host has 16 GiB RAM + 0 GiB swap"}, 0,
 			[]string{"::warning title=export::skipped: needs 60 GiB; this host has 16 GiB RAM + 0 GiB swap"},
 			map[string]string{"skipped": "true", "reason": "needs 60 GiB; this host has 16 GiB RAM + 0 GiB swap", "report": "", "files": "[]"}, false},
-		{"skipped: the CLI's own warning is not repeated", fakeCLI{code: 4, stdout: "::warning::m/x cannot be exported on this runner: too big\n", stderr: "too big\n"}, 0,
+		{"skipped: the CLI's own warning is not repeated", fakeCLI{code: 4, stdout: "::warning::m/x cannot be exported on this runner: too big\n", reason: "too big"}, 0,
 			[]string{"::warning::m/x cannot be exported on this runner: too big"},
 			map[string]string{"skipped": "true", "reason": "too big", "report": "", "files": "[]"}, false},
-		{"failed: the last line of stderr is the annotation", fakeCLI{code: 2, stderr: "export: step 1\nexport failed: convert: the tool exited with 1\n"}, 2,
+		{"failed: the result's reason is the annotation, not the log's last line", fakeCLI{code: 2, stderr: "export failed: convert\ntool: cleanup done\n", reason: "export failed: convert: the tool exited with 1"}, 2,
 			[]string{"::error title=export::export failed: convert: the tool exited with 1"}, nil, true},
-		{"refused flag", fakeCLI{code: 2, stderr: "export: --soc is required for qnn\n"}, 2,
+		{"refused flag", fakeCLI{code: 2, reason: "export: --soc is required for qnn"}, 2,
 			[]string{"::error title=export::export: --soc is required for qnn"}, nil, true},
-		{"failed silently", fakeCLI{code: 2}, 2,
-			[]string{"::error title=export::exe-expo exited with code 2 without saying why"}, nil, true},
-		{"done but no JSON", fakeCLI{code: 0, stdout: "not json\n"}, 2,
-			[]string{"not json", "::error title=export::exe-expo export succeeded but printed no JSON result (files and report) on stdout"}, nil, true},
+		{"failed without a result", fakeCLI{code: 2, noResult: true, stderr: "panic: something\n"}, 2,
+			[]string{"::error title=export::exe-expo exited with code 2 and left no result to say why (read the result "}, nil, true},
+		{"done without a result", fakeCLI{code: 0, noResult: true}, 2,
+			[]string{"::error title=export::exe-expo exited with code 0 and left no result to say why (read the result "}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStep(t, inputs)
 			code := Export(s.envWith(tc.fake.run))
 			assert.Equal(t, tc.code, code)
-			assert.Equal(t, strings.Join(tc.log, "\n")+"\n", s.log.String())
+			want := strings.Join(tc.log, "\n")
+			if strings.HasSuffix(want, "(read the result ") {
+				assert.True(t, strings.HasPrefix(s.log.String(), want), "log: %s", s.log.String())
+			} else {
+				assert.Equal(t, want+"\n", s.log.String())
+			}
 			assert.Equal(t, tc.fake.stderr, s.stderr.String(), "the CLI's stderr must reach the step log unchanged")
 			if tc.wantNoOutput {
 				assert.Empty(t, s.outputs(t))
@@ -155,7 +158,7 @@ func TestExportExitCodes(t *testing.T) {
 // what lets a reason or a JSON value hold any character.
 func TestOutputFileFormat(t *testing.T) {
 	s := newStep(t, map[string]string{"model-id": "m/x", "backend": "xnnpack", "window": "4096"})
-	fake := &fakeCLI{code: 4, stderr: "too big: 60 GiB\n"}
+	fake := &fakeCLI{code: 4, reason: "too big: 60 GiB"}
 	require.Equal(t, 0, Export(s.envWith(fake.run)))
 	data, err := os.ReadFile(s.outPath)
 	require.NoError(t, err)
@@ -202,44 +205,5 @@ func TestSecretsMaskedFirst(t *testing.T) {
 			assert.NotContains(t, lines[len(tc.masked)], "::add-mask::")
 			assert.Equal(t, tc.setenv, s.setenv)
 		})
-	}
-}
-
-// TestLongLogKeepsTheReason: export streams the tool's log to stderr; the action keeps only
-// its tail, and the annotation is still the last line.
-func TestLongLogKeepsTheReason(t *testing.T) {
-	s := newStep(t, map[string]string{"model-id": "m/x", "backend": "xnnpack", "window": "4096"})
-	fake := &fakeCLI{answer: func(_ []string, _, stderr io.Writer) int {
-		line := strings.Repeat("tool log line ", 20) + "\n"
-		for i := 0; i < 2*stderrKept/len(line); i++ {
-			_, _ = io.WriteString(stderr, line)
-		}
-		_, _ = io.WriteString(stderr, "export failed: the tool was killed (out of memory)\n")
-		return cli.ExitFailed
-	}}
-	require.Equal(t, cli.ExitFailed, Export(s.envWith(fake.run)))
-	assert.Equal(t, "::error title=export::export failed: the tool was killed (out of memory)\n", s.log.String())
-	assert.Greater(t, s.stderr.Len(), stderrKept, "the whole log still reaches the step log")
-}
-
-// TestTail keeps the last bytes across writes of every size.
-func TestTail(t *testing.T) {
-	for _, tc := range []struct {
-		writes []string
-		want   string
-	}{
-		{[]string{"ab", "cd"}, "abcd"},
-		{[]string{"abc", "def"}, "cdef"},
-		{[]string{"abcdefgh"}, "efgh"},
-		{[]string{"ab", "cdefgh", "i"}, "fghi"},
-		{[]string{}, ""},
-	} {
-		tl := &tail{max: 4}
-		for _, w := range tc.writes {
-			n, err := tl.Write([]byte(w))
-			require.NoError(t, err)
-			assert.Equal(t, len(w), n)
-		}
-		assert.Equal(t, tc.want, string(tl.buf), "writes %q", tc.writes)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 	"github.com/experimentalmachines/exe-expo/pkg/workflow"
 )
 
@@ -163,9 +164,11 @@ func succeed(t *testing.T, name string, inputs map[string]inputYAML) (*step, *fa
 	fake := &fakeCLI{}
 	switch name {
 	case "size-window":
-		fake.stdout = planJSON(t, chipPlan(true))
+		fake.outputs = result.Outputs{Windows: []result.Window{{Window: 2048, Runner: "r", SwapGiB: 1}}, SoCs: []string{"MT6991"}}
 	case "export":
-		fake.stdout = `{"files": ["mtk/x.pte"], "report": "out/mtk/export-report-2k.json"}`
+		fake.outputs = result.Outputs{Files: []string{"mtk/x.pte"}, Report: "out/mtk/export-report-2k.json"}
+	case "publish":
+		fake.outputs = result.Outputs{Repo: "org/M-1B-executorch", URL: "https://huggingface.co/org/M-1B-executorch"}
 	}
 	return newStep(t, values), fake
 }

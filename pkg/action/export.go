@@ -1,8 +1,6 @@
 package action
 
 import (
-	"encoding/json"
-	"path"
 	"strconv"
 
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
@@ -40,15 +38,10 @@ func exportArgs(e Env) ([]string, error) {
 	), nil
 }
 
-// exported is what `exe-expo export` prints on stdout after a success.
-type exported struct {
-	Files  []string `json:"files"`
-	Report string   `json:"report"`
-}
-
-// Export runs one model, backend and window (and chip) through `exe-expo export`. Outputs:
-// skipped and reason (a window this host cannot build: a warning, exit 0), report (the
-// export report's path) and files (the .pte files, relative to the out folder, as JSON).
+// Export runs one model, backend and window (and chip) through `exe-expo export` and
+// writes what its result says. Outputs: skipped and reason (a window this host cannot
+// build: a warning, exit 0), report (the export report's path) and files (the .pte files,
+// relative to the out folder, as JSON).
 func Export(e Env) int {
 	if err := e.maskSecrets(hfToken); err != nil {
 		return e.fail(exportAction, cli.ExitFailed, "%v", err)
@@ -58,23 +51,17 @@ func Export(e Env) int {
 		return e.fail(exportAction, cli.ExitFailed, "%v", err)
 	}
 	r := e.cli(args, true)
-	if r.code == cli.ExitSkipped {
+	if r.code == cli.ExitSkipped && r.res != nil {
 		setOutputs(e, "skipped", "true", "reason", r.reason(), "report", "", "files", "[]")
 	}
-	if r.code != cli.ExitOK {
+	if r.code != cli.ExitOK || r.res == nil {
+		if r.code == cli.ExitOK {
+			return e.fail(exportAction, cli.ExitFailed, "%s", r.reason())
+		}
 		return e.annotate(exportAction, r)
 	}
-	var res exported
-	if err := json.Unmarshal(r.data(), &res); err != nil {
-		return e.fail(exportAction, cli.ExitFailed, "exe-expo export succeeded but printed no JSON result (files and report) on stdout")
-	}
-	ptes := []string{}
-	for _, f := range res.Files {
-		if path.Ext(f) == ".pte" {
-			ptes = append(ptes, f)
-		}
-	}
-	setOutputs(e, "skipped", "false", "reason", "", "report", res.Report, "files", jsonOf(ptes))
+	o := r.outputs()
+	setOutputs(e, "skipped", "false", "reason", "", "report", o.Report, "files", jsonOf(nonNil(o.Files)))
 	return cli.ExitOK
 }
 

@@ -11,28 +11,49 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
 // delimiter is go-githubactions' fixed (and misspelt) multiline delimiter.
 const delimiter = "_GitHubActionsFileCommandDelimeter_"
 
-// fakeCLI stands in for cli.Main: it records the command lines and answers with a fixed
-// exit code and output, or with what answer computes.
+// fakeCLI stands in for cli.Main: it records the command lines (without the --result the
+// action adds) and answers with a fixed exit code, output and result (reason and outputs),
+// or with what answer computes; noResult leaves no result, as a CLI that crashed would.
 type fakeCLI struct {
 	code           int
 	stdout, stderr string
+	reason         string
+	outputs        result.Outputs
+	noResult       bool
 	answer         func(args []string, stdout, stderr io.Writer) int
 	calls          [][]string
 }
 
 func (f *fakeCLI) run(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	f.calls = append(f.calls, append([]string(nil), args...))
-	if f.answer != nil {
-		return f.answer(args, stdout, stderr)
+	path := ""
+	if n := len(args); n >= 2 && args[n-2] == "--result" {
+		path, args = args[n-1], args[:n-2]
 	}
-	_, _ = io.WriteString(stdout, f.stdout)
-	_, _ = io.WriteString(stderr, f.stderr)
-	return f.code
+	f.calls = append(f.calls, append([]string(nil), args...))
+	code := f.code
+	if f.answer != nil {
+		code = f.answer(args, stdout, stderr)
+	} else {
+		_, _ = io.WriteString(stdout, f.stdout)
+		_, _ = io.WriteString(stderr, f.stderr)
+	}
+	if path == "" || f.noResult {
+		return code
+	}
+	res := result.New(args[0])
+	res.Reason, res.Outputs = f.reason, f.outputs
+	res.Finish(code)
+	if err := result.Write(path, res); err != nil {
+		panic(err)
+	}
+	return code
 }
 
 // step is one action step under test: its inputs and runner files, what it printed (the
@@ -97,13 +118,6 @@ func (s *step) outputs(t *testing.T) map[string]string {
 		out[name] = strings.Join(value, "\n")
 	}
 	return out
-}
-
-func (s *step) summary(t *testing.T) string {
-	t.Helper()
-	data, err := os.ReadFile(s.sumPath)
-	require.NoError(t, err)
-	return string(data)
 }
 
 // githubactionsWith is an Action writing to w and reading its environment from getenv.

@@ -1,14 +1,9 @@
 package action
 
 import (
-	"cmp"
 	"strconv"
-	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
-	"github.com/experimentalmachines/exe-expo/pkg/hub"
-	"github.com/experimentalmachines/exe-expo/pkg/publish"
-	"github.com/experimentalmachines/exe-expo/pkg/report"
 )
 
 const publishAction = "publish"
@@ -50,8 +45,8 @@ func (p publishRequest) args() []string {
 
 // Publish runs `exe-expo publish` on an export folder: one Hub commit per window (with
 // release: a GitHub release each too; with dry-run: the commits printed, nothing written).
-// Outputs: repo (the Hub repo; the last window's, as the CLI's own output) and url (its
-// page on the Hub).
+// Outputs: repo (the Hub repo; the last window's) and url (its page on the Hub), from the
+// command's result.
 func Publish(e Env) int {
 	if err := e.maskSecrets(hfToken, githubToken); err != nil {
 		return e.fail(publishAction, cli.ExitFailed, "%v", err)
@@ -61,31 +56,13 @@ func Publish(e Env) int {
 		return e.fail(publishAction, cli.ExitFailed, "%v", err)
 	}
 	r := e.cli(p.args(), true)
-	if r.code != cli.ExitOK {
+	if r.code != cli.ExitOK || r.res == nil {
+		if r.code == cli.ExitOK {
+			return e.fail(publishAction, cli.ExitFailed, "%s", r.reason())
+		}
 		return e.annotate(publishAction, r)
 	}
-	repo, err := publishedRepo(p)
-	if err != nil {
-		return e.fail(publishAction, cli.ExitFailed, "exe-expo publish succeeded, but its repo cannot be named: %v", err)
-	}
-	endpoint := cmp.Or(e.GH.Getenv("HF_ENDPOINT"), hub.DefaultEndpoint)
-	setOutputs(e, "repo", repo, "url", strings.TrimRight(endpoint, "/")+"/"+repo)
+	o := r.outputs()
+	setOutputs(e, "repo", o.Repo, "url", o.URL)
 	return cli.ExitOK
-}
-
-// publishedRepo is the Hub repo the last window published went to: the repo input, else
-// the report's output_repo, as publish.Load chooses.
-func publishedRepo(p publishRequest) (string, error) {
-	if p.repo != "" {
-		return p.repo, nil
-	}
-	paths, err := publish.Find(p.out, p.backend, p.window)
-	if err != nil {
-		return "", err
-	}
-	rep, err := report.Read(paths[len(paths)-1])
-	if err != nil {
-		return "", err
-	}
-	return rep.OutputRepo, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -13,92 +14,60 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
-// chipPlan is a plan of one chip backend with two windows built and one skipped.
-func chipPlan(eligible bool) plan.Plan {
-	v := &family.Verdict{Eligible: eligible}
-	if !eligible {
-		v.Reasons = []string{"named size 8B is above 4B", "not a chat model"}
-	}
-	return plan.Plan{Model: "org/M-1B", Verdict: v, Backends: []plan.BackendPlan{{
-		Backend: "mediatek", Title: "MediaTek NeuroPilot", OK: true, Targets: []string{"MT6991", "MT6989"},
-		Rows: []plan.Row{
-			{Window: 2048, Label: "2k", HostNeedBytes: 40 << 30, Runner: "blacksmith-16vcpu-ubuntu-2404", SwapGiB: 64},
-			{Window: 4096, Label: "4k", HostNeedBytes: 70 << 30, Runner: "blacksmith-32vcpu-ubuntu-2404", SwapGiB: 96},
-			{Window: 8192, Label: "8k", HostNeedBytes: 300 << 30, Skip: "needs about 300.0 GiB of memory"},
-		},
-	}}}
-}
-
-func planJSON(t *testing.T, p plan.Plan) string {
-	t.Helper()
-	data, err := json.MarshalIndent(p, "", "  ")
-	require.NoError(t, err)
-	return string(data) + "\n"
-}
-
-// TestSizeWindow turns plans into the matrix outputs, and refuses what the plan cannot give.
+// TestSizeWindow writes what plan's result says, and takes plan's verdict and reason as
+// its own; the picking itself is plan.Select's (pkg/plan TestSelect).
 func TestSizeWindow(t *testing.T) {
-	cpuPlan := chipPlan(true)
-	cpuPlan.Backends[0].Backend, cpuPlan.Backends[0].Title, cpuPlan.Backends[0].Targets = "xnnpack", "XNNPACK (CPU)", nil
-	refused := chipPlan(true)
-	refused.Backends[0] = plan.BackendPlan{Backend: "mediatek", Title: "MediaTek NeuroPilot", Reason: "the MediaTek scripts have no SmolLM3 model definition"}
-	built := `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64},{"window":4096,"runner":"blacksmith-32vcpu-ubuntu-2404","swap_gib":96}]`
-	skipped := `[{"window":8192,"reason":"needs about 300.0 GiB of memory"}]`
+	built := []result.Window{{Window: 2048, Runner: "blacksmith-16vcpu-ubuntu-2404", SwapGiB: 64}, {Window: 4096, Runner: "blacksmith-32vcpu-ubuntu-2404", SwapGiB: 96}}
+	builtJSON := `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64},{"window":4096,"runner":"blacksmith-32vcpu-ubuntu-2404","swap_gib":96}]`
+	skipped := []result.Skipped{{Window: 8192, Reason: "needs about 300.0 GiB of memory"}}
+	skippedJSON := `[{"window":8192,"reason":"needs about 300.0 GiB of memory"}]`
 	for _, tc := range []struct {
 		name    string
-		backend string
 		inputs  map[string]string
 		fake    fakeCLI
 		code    int
+		args    []string
 		outputs map[string]string
 		err     string
 	}{
-		{"every window and chip", "mediatek", nil, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 0, map[string]string{
-			"windows": built, "skipped": skipped, "socs": `["MT6991","MT6989"]`,
-			"matrix": `{"entry":` + built + `,"soc":["MT6991","MT6989"]}`}, ""},
-		{"some windows, one chip", "mediatek", map[string]string{"contexts": "4096, 8192", "socs": "MT6989"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 0, map[string]string{
-			"windows": `[{"window":4096,"runner":"blacksmith-32vcpu-ubuntu-2404","swap_gib":96}]`, "skipped": skipped, "socs": `["MT6989"]`,
-			"matrix": `{"entry":[{"window":4096,"runner":"blacksmith-32vcpu-ubuntu-2404","swap_gib":96}],"soc":["MT6989"]}`}, ""},
-		{"only a skipped window: empty lists stay lists", "mediatek", map[string]string{"contexts": "8192"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 0, map[string]string{
-			"windows": `[]`, "skipped": skipped, "socs": `["MT6991","MT6989"]`, "matrix": `{"entry":[],"soc":["MT6991","MT6989"]}`}, ""},
-		{"no chips: no soc dimension", "xnnpack", map[string]string{"contexts": "2048"}, fakeCLI{stdout: planJSON(t, cpuPlan)}, 0, map[string]string{
-			"windows": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`, "skipped": `[]`, "socs": `[]`,
-			"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]}`}, ""},
-		{"a window the backend does not have", "mediatek", map[string]string{"contexts": "2048,3000"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 2, nil,
-			"input contexts: 3000 is not among MediaTek NeuroPilot's windows (2048, 4096, 8192)"},
-		{"a window written with a leading zero is that window", "mediatek", map[string]string{"contexts": "02048"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 0, map[string]string{
-			"windows": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`, "skipped": `[]`, "socs": `["MT6991","MT6989"]`,
-			"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}],"soc":["MT6991","MT6989"]}`}, ""},
-		{"a window that is no number", "mediatek", map[string]string{"contexts": "2k"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 2, nil,
-			`input contexts: "2k" is not a window in tokens such as 4096`},
-		{"a chip the backend does not build for", "mediatek", map[string]string{"socs": "MT6991,SM8750"}, fakeCLI{stdout: planJSON(t, chipPlan(true))}, 2, nil,
-			"input socs: SM8750 is not one of MediaTek NeuroPilot's chips (MT6991, MT6989)"},
-		{"chips for a backend without them", "xnnpack", map[string]string{"socs": "SM8750"}, fakeCLI{stdout: planJSON(t, cpuPlan)}, 2, nil,
-			"input socs: XNNPACK (CPU) builds no per-chip files, so it takes no chips (got SM8750)"},
-		{"not eligible: exit 3 with the reasons", "mediatek", nil, fakeCLI{code: 3, stdout: planJSON(t, chipPlan(false))}, 3, nil,
-			"org/M-1B is not eligible: named size 8B is above 4B; not a chat model"},
-		{"the backend does not take the model", "mediatek", nil, fakeCLI{stdout: planJSON(t, refused)}, 2, nil,
-			"MediaTek NeuroPilot does not take org/M-1B: the MediaTek scripts have no SmolLM3 model definition"},
-		{"plan failed", "mediatek", nil, fakeCLI{code: 2, stderr: "plan: org/M-1B: the Hub says 404\n"}, 2, nil,
-			"plan: org/M-1B: the Hub says 404"},
-		{"plan printed no plan", "mediatek", nil, fakeCLI{stdout: "plan: none\n"}, 2, nil,
-			"exe-expo plan --json printed no plan of org/M-1B on stdout"},
+		{"every window and chip", nil, fakeCLI{outputs: result.Outputs{Windows: built, Skipped: skipped, SoCs: []string{"MT6991", "MT6989"}}}, 0,
+			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json"},
+			map[string]string{"windows": builtJSON, "skipped": skippedJSON, "socs": `["MT6991","MT6989"]`,
+				"matrix": `{"entry":` + builtJSON + `,"soc":["MT6991","MT6989"]}`}, ""},
+		{"the inputs reach plan as flags", map[string]string{"contexts": "8192", "socs": "MT6989", "revision": "v1"}, fakeCLI{outputs: result.Outputs{Skipped: skipped, SoCs: []string{"MT6989"}}}, 0,
+			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json", "--revision", "v1", "--contexts", "8192", "--socs", "MT6989"},
+			map[string]string{"windows": `[]`, "skipped": skippedJSON, "socs": `["MT6989"]`, "matrix": `{"entry":[],"soc":["MT6989"]}`}, ""},
+		{"no chips: no soc dimension", nil, fakeCLI{outputs: result.Outputs{Windows: built[:1]}}, 0,
+			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json"},
+			map[string]string{"windows": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`, "skipped": `[]`, "socs": `[]`,
+				"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]}`}, ""},
+		{"not eligible: exit 3 with plan's reason", nil, fakeCLI{code: 3, reason: "plan: org/M-1B is not eligible: named size 8B is above 4B"}, 3, nil, nil,
+			"plan: org/M-1B is not eligible: named size 8B is above 4B"},
+		{"the backend does not take the model: exit 3 too", nil, fakeCLI{code: 3, reason: "plan: MediaTek NeuroPilot does not take org/M-1B: no model definition"}, 3, nil, nil,
+			"plan: MediaTek NeuroPilot does not take org/M-1B: no model definition"},
+		{"a window the backend does not have", map[string]string{"contexts": "3000"}, fakeCLI{code: 2, reason: "plan: contexts: 3000 is not among MediaTek NeuroPilot's windows (2048, 4096, 8192)"}, 2, nil, nil,
+			"plan: contexts: 3000 is not among MediaTek NeuroPilot's windows (2048, 4096, 8192)"},
+		{"plan left no result", nil, fakeCLI{noResult: true}, 2, nil, nil,
+			"exe-expo exited with code 0 and left no result to say why"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			inputs := map[string]string{"model-id": "org/M-1B", "backend": tc.backend}
+			inputs := map[string]string{"model-id": "org/M-1B", "backend": "mediatek"}
 			for k, v := range tc.inputs {
 				inputs[k] = v
 			}
 			s := newStep(t, inputs)
 			code := SizeWindow(s.envWith(tc.fake.run))
 			assert.Equal(t, tc.code, code)
+			if tc.args != nil {
+				assert.Equal(t, [][]string{tc.args}, tc.fake.calls)
+			}
 			if tc.err != "" {
-				assert.Equal(t, "::error title=size-window::"+tc.err+"\n", s.log.String())
+				assert.True(t, strings.HasPrefix(s.log.String(), "::error title=size-window::"+tc.err), "log: %s", s.log.String())
 				assert.Empty(t, s.outputs(t))
 				return
 			}
@@ -109,35 +78,17 @@ func TestSizeWindow(t *testing.T) {
 }
 
 // TestSizeWindowPassesTheCLIsMasks: plan's JSON stays off the log, but the ::add-mask::
-// lines the CLI writes for the job's tokens reach the runner, before the plan is read.
+// lines the CLI writes for the job's tokens reach the runner.
 func TestSizeWindowPassesTheCLIsMasks(t *testing.T) {
 	s := newStep(t, map[string]string{"model-id": "org/M-1B", "backend": "mediatek"})
-	fake := &fakeCLI{answer: func(_ []string, stdout, _ io.Writer) int {
+	fake := &fakeCLI{outputs: result.Outputs{Windows: []result.Window{{Window: 2048, Runner: "r", SwapGiB: 1}}}, answer: func(_ []string, stdout, _ io.Writer) int {
 		_, _ = io.WriteString(stdout, "::add-mask::hf_job")
-		_, _ = io.WriteString(stdout, "\n::add-mask::ghs_job\n"+planJSON(t, chipPlan(true))+"::warning::partial")
+		_, _ = io.WriteString(stdout, "\n::add-mask::ghs_job\n{\"plan\": 1}\n::warning::partial")
 		return 0
 	}}
 	require.Equal(t, 0, SizeWindow(s.envWith(fake.run)))
 	assert.Equal(t, "::add-mask::hf_job\n::add-mask::ghs_job\n", s.log.String())
 	assert.Contains(t, s.outputs(t)["windows"], `"window":2048`)
-}
-
-// TestSizingTable: the step summary lists every requested window with its host need, runner
-// and swap, or why none can build it.
-func TestSizingTable(t *testing.T) {
-	s := newStep(t, map[string]string{"model-id": "org/M-1B", "backend": "mediatek", "contexts": "2048,8192"})
-	fake := &fakeCLI{stdout: planJSON(t, chipPlan(true))}
-	require.Equal(t, 0, SizeWindow(s.envWith(fake.run)))
-	assert.Equal(t, `### size-window: org/M-1B → mediatek
-
-Chips: MT6991, MT6989.
-
-| window | host need | runner | swap | skipped because |
-|---|---:|---|---:|---|
-| 2k (2048) | 40.0 GiB | `+"`blacksmith-16vcpu-ubuntu-2404`"+` | 64 GiB |  |
-| 8k (8192) | 300.0 GiB | — | — | needs about 300.0 GiB of memory |
-
-`, s.summary(t), "AddStepSummary ends the markdown with a line of its own")
 }
 
 // TestSizeWindowRunsPlan runs the real CLI offline on a snapshot model: MediaTek builds
@@ -156,15 +107,15 @@ func TestSizeWindowRunsPlan(t *testing.T) {
 	require.NoError(t, err)
 	p := plan.Build(cfg, src, "mediatek")
 	require.Len(t, p.Backends, 1)
-	var want Sizing
+	var want plan.Selection
 	for _, row := range p.Backends[0].Rows {
 		if row.Window != 2048 && row.Window != 16384 {
 			continue
 		}
 		if row.Skip != "" {
-			want.Skipped = append(want.Skipped, Skipped{row.Window, row.Skip})
+			want.Skipped = append(want.Skipped, result.Skipped{Window: row.Window, Reason: row.Skip})
 		} else {
-			want.Windows = append(want.Windows, Entry{row.Window, row.Runner, row.SwapGiB})
+			want.Windows = append(want.Windows, result.Window{Window: row.Window, Runner: row.Runner, SwapGiB: row.SwapGiB})
 		}
 	}
 	require.Len(t, want.Windows, 1, "Qwen3-4B's MediaTek 2k window should have a runner")
@@ -176,8 +127,8 @@ func TestSizeWindowRunsPlan(t *testing.T) {
 	require.Equal(t, cli.ExitOK, code, "log: %s\nstderr: %s", s.log.String(), s.stderr.String())
 
 	out := s.outputs(t)
-	var windows []Entry
-	var skipped []Skipped
+	var windows []result.Window
+	var skipped []result.Skipped
 	var socs []string
 	require.NoError(t, json.Unmarshal([]byte(out["windows"]), &windows))
 	require.NoError(t, json.Unmarshal([]byte(out["skipped"]), &skipped))
@@ -185,9 +136,41 @@ func TestSizeWindowRunsPlan(t *testing.T) {
 	assert.Equal(t, want.Windows, windows)
 	assert.Equal(t, want.Skipped, skipped)
 	assert.Equal(t, cfg.Export.MediaTek.SoCs, socs)
-	assert.Contains(t, s.summary(t), "| 16k (16384) |")
 
 	data, err := os.ReadFile(cliSummary)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "### plan Qwen/Qwen3-4B: eligible")
+	assert.Contains(t, string(data), "| 16k (16384) |", "plan writes the sizing table of the windows asked for")
+}
+
+// TestSizeWindowVerdicts runs the real CLI offline: the action's exit code and annotation
+// are plan's verdict and reason, the same for a model that is not eligible and for a
+// backend that does not take it (3), and a window the backend lacks is a mistake (2).
+func TestSizeWindowVerdicts(t *testing.T) {
+	t.Setenv("EXE_EXPO_OFFLINE", "1")
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	for _, tc := range []struct {
+		name, model, backend, contexts string
+		code                           int
+		says                           string
+	}{
+		{"a model the backend refuses", "google/gemma-3-1b-it", "vulkan", "", cli.ExitNotEligible,
+			"::error title=size-window::plan: Vulkan (GPU) does not take google/gemma-3-1b-it: "},
+		{"a model that is not eligible", "Qwen/Qwen3-8B", "vulkan", "", cli.ExitNotEligible,
+			"::error title=size-window::plan: Qwen/Qwen3-8B is not eligible: "},
+		{"a window the backend does not have", "Qwen/Qwen3-0.6B", "vulkan", "1000,2048", cli.ExitFailed,
+			"::error title=size-window::plan: contexts: 1000 is not among Vulkan (GPU)'s windows ("},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStep(t, map[string]string{"model-id": tc.model, "backend": tc.backend, "contexts": tc.contexts})
+			assert.Equal(t, tc.code, SizeWindow(s.envWith(RunCLI)))
+			assert.True(t, strings.HasPrefix(s.log.String(), tc.says), "log: %s", s.log.String())
+			assert.Empty(t, s.outputs(t), "a refused plan gives no matrix")
+
+			var stdout, stderr strings.Builder
+			code := cli.Main(context.Background(), []string{"plan", tc.model, "--backend", tc.backend, "--contexts", tc.contexts}, strings.NewReader(""), &stdout, &stderr)
+			assert.Equal(t, tc.code, code, "the CLI's exit code is the action's: %s", stderr.String())
+		})
+	}
 }

@@ -98,3 +98,22 @@ func planSummary(p *plan.Plan) string {
 	}
 	return b.String()
 }
+
+// sizingTable is the step summary of one backend's selection: every window asked for with
+// what its export needs and the runner that builds it, or why none can.
+func sizingTable(p *plan.Plan, backendName string, s plan.Selection) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### %s → %s: the windows to build\n\n", p.Model, backendName)
+	if len(s.SoCs) > 0 {
+		fmt.Fprintf(&b, "Chips: %s.\n\n", strings.Join(s.SoCs, ", "))
+	}
+	b.WriteString("| window | host need | runner | swap | skipped because |\n|---|---:|---|---:|---|\n")
+	for _, row := range s.Rows {
+		runner, swap := "—", "—"
+		if row.Skip == "" {
+			runner, swap = "`"+row.Runner+"`", fmt.Sprintf("%d GiB", row.SwapGiB)
+		}
+		fmt.Fprintf(&b, "| %s (%d) | %s | %s | %s | %s |\n", row.Label, row.Window, sizing.GiB(row.HostNeedBytes), runner, swap, row.Skip)
+	}
+	return b.String()
+}

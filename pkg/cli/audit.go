@@ -42,28 +42,26 @@ func auditFlags(fs *flag.FlagSet) func(Env, []string) int {
 	fs.StringVar(&o.cfgDir, "config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
 	return func(env Env, args []string) int {
 		if len(args) != 1 {
-			fmt.Fprintln(env.Stderr, "audit: give exactly one SOURCE_MODEL, a Hub id")
-			return ExitFailed
+			return env.failf(ExitFailed, "audit: give exactly one SOURCE_MODEL, a Hub id")
 		}
 		if err := model.CheckID("SOURCE_MODEL", args[0]); err != nil {
-			fmt.Fprintf(env.Stderr, "audit: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "audit: %v", err)
 		}
 		if window < 0 {
-			fmt.Fprintf(env.Stderr, "audit: --context %d: a window is a positive number of tokens (0: the first file)\n", window)
-			return ExitFailed
+			return env.failf(ExitFailed, "audit: --context %d: a window is a positive number of tokens (0: the first file)", window)
 		}
 		if b := backend.ByName(o.backend); b == nil || !b.Smoke {
-			fmt.Fprintf(env.Stderr, "audit: --backend %s: the gate runs files on ExecuTorch's x86 runner, which runs only %s files\n", o.backend, smokeBackends())
-			return ExitFailed
+			return env.failf(ExitFailed, "audit: --backend %s: the gate runs files on ExecuTorch's x86 runner, which runs only %s files", o.backend, smokeBackends())
 		}
 		g, cfg, err := loadGate(o)
 		if err == nil {
 			err = model.CheckID("the output repo", cfg.RepoFor(path.Base(args[0])))
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "audit: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "audit: %v", err)
+		}
+		if err := drivers.CheckPython(env.Ctx, o.python, gateNeeds...); err != nil {
+			return env.failf(ExitFailed, "audit: %v", err)
 		}
 		maskTokens(env)
 		a := verify.Audit{Hub: hub.New(hub.Options{UserAgent: "exe-expo"}), FetchSource: auditSource(env),
@@ -71,8 +69,7 @@ func auditFlags(fs *flag.FlagSet) func(Env, []string) int {
 			Runner: drivers.Runner{Python: o.python, Log: env.Stderr}}
 		res, err := a.Run(env.Ctx, args[0])
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "audit: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "audit: %v", err)
 		}
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintln(env.Stdout, string(b))

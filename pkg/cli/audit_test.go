@@ -38,7 +38,7 @@ func TestAuditCommand(t *testing.T) {
 	}
 	dir := t.TempDir()
 	py := filepath.Join(dir, "python")
-	require.NoError(t, os.WriteFile(py, []byte("#!/bin/sh\nshift\nexec "+py3+" -c '"+probeStandin+"'\n"), 0o755))
+	require.NoError(t, os.WriteFile(py, []byte(probeAnswer(toolchainJSON)+"shift\nexec "+py3+" -c '"+probeStandin+"'\n"), 0o755))
 	srv := hubtest.New(t)
 	t.Setenv("HF_ENDPOINT", srv.URL)
 	t.Setenv("HF_TOKEN", "")

@@ -14,6 +14,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/gate"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 	"github.com/experimentalmachines/exe-expo/pkg/verify"
 )
 
@@ -49,14 +50,28 @@ func smokeFlags(fs *flag.FlagSet) func(Env, []string) int {
 	o.flags(fs, "the source model folder, whose chat template renders the prompt (default: a completion prompt, recorded)")
 	return func(env Env, args []string) int {
 		if len(args) != 1 {
-			fmt.Fprintln(env.Stderr, "smoke: give exactly one OUT folder, as export wrote it")
-			return ExitFailed
+			return env.failf(ExitFailed, "smoke: give exactly one OUT folder, as export wrote it")
 		}
-		return eachReport(env, "smoke", args[0], o.backend, func(path string) (*report.Report, error) {
+		paths, code, done := reportsToCheck(env, "smoke", args[0], o.backend)
+		if done {
+			return code
+		}
+		if err := drivers.CheckPython(env.Ctx, o.python, smokeNeeds...); err != nil {
+			return env.failf(ExitFailed, "smoke: %v", err)
+		}
+		return checkReports(env, "smoke", paths, func(path string) (*report.Report, error) {
 			return verify.Smoke(env.Ctx, drivers.Runner{Python: o.python, Log: env.Stderr}, args[0], o.source, path)
 		})
 	}
 }
+
+// What each command's drivers import: the smoke run loads the file with ExecuTorch's
+// runtime (transformers only renders a chat template, and the run falls back without it);
+// the gate's probe also reads the tokenizer with transformers and the fp32 model with torch.
+var (
+	smokeNeeds = []string{drivers.DistExecuTorch}
+	gateNeeds  = []string{drivers.DistExecuTorch, drivers.DistTorch, drivers.DistTransformers}
+)
 
 func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
 	var o checkOpts
@@ -66,28 +81,31 @@ func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
 	work := fs.String("work", "gate-work", "folder a --source given as a Hub id is downloaded into")
 	return func(env Env, args []string) int {
 		if len(args) != 1 || o.source == "" {
-			fmt.Fprintln(env.Stderr, "gate: give exactly one OUT folder, and the fp32 source with --source")
-			return ExitFailed
+			return env.failf(ExitFailed, "gate: give exactly one OUT folder, and the fp32 source with --source")
 		}
 		g, _, err := loadGate(o)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "gate: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "gate: %v", err)
+		}
+		paths, code, done := reportsToCheck(env, "gate", args[0], o.backend)
+		if done {
+			return code
+		}
+		if err := drivers.CheckPython(env.Ctx, o.python, gateNeeds...); err != nil {
+			return env.failf(ExitFailed, "gate: %v", err)
 		}
 		if *ref == "" {
 			*ref = filepath.Join(args[0], "gate.json")
 		}
 		if g.Source, err = gateSource(env, o.source, *revision, *work, *ref); err != nil {
-			fmt.Fprintf(env.Stderr, "gate: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "gate: %v", err)
 		}
 		r := drivers.Runner{Python: o.python, Log: env.Stderr}
 		reference, err := g.Reference(env.Ctx, r, *ref)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "gate: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "gate: %v", err)
 		}
-		return eachReport(env, "gate", args[0], o.backend, func(path string) (*report.Report, error) {
+		return checkReports(env, "gate", paths, func(path string) (*report.Report, error) {
 			return g.Measure(env.Ctx, r, args[0], path, reference)
 		})
 	}
@@ -130,21 +148,37 @@ func loadGate(o checkOpts) (verify.Gate, *config.Config, error) {
 	return verify.Gate{Rows: gate.RowsFrom(cfg.Gate), Prompt: p, PromptID: id, Source: o.source}, cfg, nil
 }
 
-// eachReport runs check on every report under out, prints each report's verdicts and adds
-// them to the step summary: exit 0 when nothing blocks publishing, 2 otherwise.
-func eachReport(env Env, name, out, backend string, check func(path string) (*report.Report, error)) int {
-	paths, err := verify.Reports(out, backend)
+// reportsToCheck finds the reports under out before any Python starts, and records the
+// windows skipped, as the export results in OUT/results/ record them. done says the command
+// is over with code: a folder without reports is refused, and one whose every window was
+// skipped has nothing to check and passes.
+func reportsToCheck(env Env, name, out, backend string) (paths []string, code int, done bool) {
+	skipped, err := skippedIn(out)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
-		return ExitFailed
+		return nil, env.failf(ExitFailed, "%s: %v", name, err), true
 	}
-	status := ExitOK
+	env.outputs().Skipped = skipped
+	paths, err = verify.Reports(out, backend)
+	if err != nil && len(skipped) > 0 && !hasReports(out) {
+		fmt.Fprintf(env.Stdout, "%s: nothing to check: all %d window(s) in %s were skipped\n", name, len(skipped), out)
+		return nil, ExitOK, true
+	}
+	if err != nil {
+		return nil, env.failf(ExitFailed, "%s: %v", name, err), true
+	}
+	return paths, ExitOK, false
+}
+
+// checkReports runs check on every report reportsToCheck found, prints each report's
+// verdicts and adds them to the step summary: exit 0 when nothing blocks publishing, 2
+// otherwise. The result lists the .pte files that passed (relative to OUT).
+func checkReports(env Env, name string, paths []string, check func(path string) (*report.Report, error)) int {
 	var md strings.Builder
+	var blocked []string
 	for _, path := range paths {
 		rep, err := check(path)
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "%s: %v\n", name, err)
-			return ExitFailed
+			return env.failf(ExitFailed, "%s: %v", name, err)
 		}
 		lines := verify.Summary(path, rep)
 		fmt.Fprintln(env.Stdout, strings.Join(lines, "\n"))
@@ -152,10 +186,48 @@ func eachReport(env Env, name, out, backend string, check func(path string) (*re
 		for _, l := range lines[1:] {
 			md.WriteString("  - " + strings.TrimSpace(l) + "\n")
 		}
-		if len(rep.Blockers()) > 0 {
-			status = ExitFailed
+		if b := rep.Blockers(); len(b) > 0 {
+			blocked = append(blocked, fmt.Sprintf("%s: %s", path, strings.Join(b, "; ")))
+			continue
+		}
+		for _, f := range rep.Files {
+			if filepath.Ext(f.Path) == ".pte" {
+				env.outputs().Files = append(env.outputs().Files, f.Path)
+			}
 		}
 	}
 	stepSummary(env, "### "+name+"\n\n"+md.String())
-	return status
+	if len(blocked) > 0 {
+		return env.failf(ExitFailed, "%s: %d of %d file(s) cannot be published: %s", name, len(blocked), len(paths), strings.Join(blocked, " | "))
+	}
+	return ExitOK
+}
+
+// resultsDir is where the generated workflows' export jobs write their results
+// (export --result OUT/results/NAME.json), which smoke and gate read for the skipped windows.
+const resultsDir = "results"
+
+// skippedIn lists the windows the export results under out/results record as skipped.
+func skippedIn(out string) ([]result.Skipped, error) {
+	paths, err := filepath.Glob(filepath.Join(out, resultsDir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	var skipped []result.Skipped
+	for _, p := range paths {
+		r, err := result.Read(p)
+		if err != nil {
+			return nil, err
+		}
+		if r.Command == "export" && r.ExitCode == ExitSkipped {
+			skipped = append(skipped, r.Outputs.Skipped...)
+		}
+	}
+	return skipped, nil
+}
+
+// hasReports tells a folder without any export report from one whose reports are wrong.
+func hasReports(out string) bool {
+	paths, err := report.Find(out, "", "")
+	return err == nil && len(paths) > 0
 }

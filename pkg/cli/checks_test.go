@@ -108,18 +108,19 @@ func TestGateSourceFromHub(t *testing.T) {
 	work := t.TempDir()
 	ref := filepath.Join(t.TempDir(), "gate.json")
 	require.NoError(t, os.WriteFile(ref, []byte(`{"prompt":{"file":"other","sha256":"0000"},"rows":{}}`), 0o644))
-	code, _, errs := run(t, "gate", out, "--source", "Qwen/Qwen3-0.6B", "--work", work, "--reference", ref)
+	python := filepath.Join(standinBin(t), "python-ok") // answers the python check; runs no gate probe
+	code, _, errs := run(t, "gate", out, "--source", "Qwen/Qwen3-0.6B", "--work", work, "--reference", ref, "--python", python)
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, errs, "was made with prompt file other")
 	assert.FileExists(t, filepath.Join(work, "source", "config.json"))
 	assert.NoFileExists(t, filepath.Join(work, "source", "model.safetensors"), "weights fetched for a gate that has its reference")
 
 	work = t.TempDir()
-	code, _, errs = run(t, "gate", out, "--source", "Qwen/Qwen3-0.6B", "--work", work, "--python", filepath.Join(t.TempDir(), "no-python"))
+	code, _, errs = run(t, "gate", out, "--source", "Qwen/Qwen3-0.6B", "--work", work, "--python", python)
 	assert.Equal(t, ExitFailed, code, errs)
 	assert.FileExists(t, filepath.Join(work, "source", "model.safetensors"), "the fp32 reference needs the weights")
 
-	code, _, errs = run(t, "gate", out, "--source", "no such folder")
+	code, _, errs = run(t, "gate", out, "--source", "no such folder", "--python", python)
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, errs, "gate: --source no such folder is neither a model folder nor a Hub id such as Qwen/Qwen3-0.6B")
 }

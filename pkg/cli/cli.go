@@ -11,19 +11,21 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
-// Exit codes shared by every command and every action (README.md#commands); 4 keeps the
-// reference implementation's meaning of a skipped window
-// (docs/research/reference.md#exit-codes-and-skipped-windows). ExitInterrupted is a
-// command stopped by SIGINT or SIGTERM: 128 + SIGINT, what a shell reports for Ctrl-C, so
-// a script can tell a stop it asked for from a failure.
+// Exit codes shared by every command and every action (README.md#commands), defined once
+// in pkg/result, whose results carry them: 4 keeps the reference implementation's meaning
+// of a skipped window (docs/research/reference.md#exit-codes-and-skipped-windows), and
+// ExitInterrupted is a command stopped by SIGINT or SIGTERM (128 + SIGINT, what a shell
+// reports for Ctrl-C), so a script can tell a stop it asked for from a failure.
 const (
-	ExitOK          = 0
-	ExitFailed      = 2
-	ExitNotEligible = 3
-	ExitSkipped     = 4
-	ExitInterrupted = 130
+	ExitOK          = result.ExitOK
+	ExitFailed      = result.ExitFailed
+	ExitNotEligible = result.ExitNotEligible
+	ExitSkipped     = result.ExitSkipped
+	ExitInterrupted = result.ExitInterrupted
 )
 
 // Env is what a command may touch: its streams and the context that ends on Ctrl-C.
@@ -32,6 +34,27 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// res is the command's outcome, written to --result FILE when asked; nil outside Main.
+	res *result.Result
+}
+
+// failf prints the sentence that says why the command stops, records it as the result's
+// reason and returns code, so the log and the result never say different things.
+func (env Env) failf(code int, format string, args ...any) int {
+	msg := fmt.Sprintf(format, args...)
+	fmt.Fprintln(env.Stderr, msg)
+	if env.res != nil {
+		env.res.Reason = msg
+	}
+	return code
+}
+
+// outputs is where a command records what it made; a throwaway outside Main.
+func (env Env) outputs() *result.Outputs {
+	if env.res == nil {
+		return &result.Outputs{}
+	}
+	return &env.res.Outputs
 }
 
 // Command is one subcommand. Run returns the process exit code.
@@ -72,18 +95,58 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if !ok {
 		return unknownCommand(env, args[0])
 	}
-	fs := newFlagSet(c, stderr)
+	env.res = result.New(c.Name)
+	fs := newFlagSet(c, io.Discard)
 	run := c.Flags(fs)
+	resultPath := resultFlag(fs)
 	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			printUsage(fs, c, stdout)
 			return ExitOK
 		}
-		// The flag package has printed the error itself; the usage follows it.
-		printUsage(fs, c, stderr)
-		return ExitFailed
+		// The parse stopped at the mistake, maybe before --result: look for it in the words.
+		return finish(env, resultArg(args[1:]), env.failf(ExitFailed, "exe-expo %s: %s", c.Name, flagMistake(fs, err)))
 	}
-	return interrupted(env, c.Name, run(env, fs.Args()))
+	return finish(env, *resultPath, interrupted(env, c.Name, run(env, fs.Args())))
+}
+
+// resultArg is the value of --result among args, for a command line the flag package
+// could not parse.
+func resultArg(args []string) string {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "result" {
+			continue
+		}
+		if hasValue {
+			return value
+		}
+		if i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// resultFlag declares --result, which every command takes.
+func resultFlag(fs *flag.FlagSet) *string {
+	return fs.String("result", "", "also write the outcome as JSON to this file: exit code, reason, files, windows, skipped windows, repo (docs/results.md)")
+}
+
+// finish records code in the result and writes it to path when one was asked for. A result
+// that cannot be written fails the command: its caller reads it.
+func finish(env Env, path string, code int) int {
+	env.res.Finish(code)
+	if path == "" {
+		return code
+	}
+	if err := result.Write(path, env.res); err != nil {
+		return env.failf(ExitFailed, "exe-expo %s: %v", env.res.Command, err)
+	}
+	return code
 }
 
 // interrupted turns the failure of a command whose context ended (Ctrl-C, SIGTERM) into
@@ -93,8 +156,7 @@ func interrupted(env Env, name string, code int) int {
 	if code != ExitFailed || env.Ctx == nil || env.Ctx.Err() == nil {
 		return code
 	}
-	fmt.Fprintf(env.Stderr, "exe-expo: %s stopped: %v\n", name, context.Cause(env.Ctx))
-	return ExitInterrupted
+	return env.failf(ExitInterrupted, "exe-expo: %s stopped: %v", name, context.Cause(env.Ctx))
 }
 
 // help answers `exe-expo help [COMMAND]` on stdout.
@@ -115,6 +177,7 @@ func help(env Env, args []string) int {
 	}
 	fs := newFlagSet(c, env.Stdout)
 	c.Flags(fs)
+	resultFlag(fs)
 	printUsage(fs, c, env.Stdout)
 	return ExitOK
 }
@@ -175,10 +238,13 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 		if bf, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && bf.IsBoolFlag() {
 			continue
 		}
-		if i+1 < len(args) {
-			flags = append(flags, args[i+1])
-			i++
+		if i+1 == len(args) {
+			// The last word is a flag missing its value: parse the flags alone, so the flag
+			// package says so instead of taking the "--" below as the value.
+			return flags
 		}
+		flags = append(flags, args[i+1])
+		i++
 	}
 	return append(flags, append([]string{"--"}, pos...)...)
 }

@@ -35,9 +35,13 @@ func TestConventions(t *testing.T) {
 		{"--help after an argument", []string{"inspect", "model.pte", "--help"}, ExitOK, []string{"Usage: exe-expo inspect"}, nil},
 		{"help without flags", []string{"version", "--help"}, ExitOK, []string{"Usage: exe-expo version\n\nprint the exe-expo version"}, nil},
 		{"unknown flag", []string{"inspect", "--bogus", "model.pte"}, ExitFailed, nil,
-			[]string{"flag provided but not defined: -bogus", "Usage: exe-expo inspect FILE.pte", "-backend string"}},
+			[]string{"exe-expo inspect: there is no flag --bogus; the flags are --backend, --bos, --eos, --json, --max-context-len,"}},
 		{"bad number", []string{"inspect", "--max-seq-len", "abc", "model.pte"}, ExitFailed, nil,
-			[]string{`invalid value "abc" for flag -max-seq-len: parse error`, "Usage: exe-expo inspect"}},
+			[]string{`exe-expo inspect: --max-seq-len "abc" is not a whole number: expected get_max_seq_len (0: not checked)`}},
+		{"bad boolean", []string{"plan", "--json=maybe", "m"}, ExitFailed, nil,
+			[]string{`exe-expo plan: --json "maybe" is not true or false: print the plan as JSON`}},
+		{"a flag without its value", []string{"plan", "m", "--backend"}, ExitFailed, nil,
+			[]string{`exe-expo plan: --backend needs a value: show one backend only: `}},
 		{"unknown command", []string{"nosuchcommand"}, ExitFailed, nil, []string{`exe-expo: unknown command "nosuchcommand"`, "\n  plan "}},
 	}
 	for _, tc := range tests {
@@ -46,6 +50,9 @@ func TestConventions(t *testing.T) {
 			assert.Equal(t, tc.code, code, "exit code; stderr %q", errs)
 			streamHas(t, "stdout", out, tc.out)
 			streamHas(t, "stderr", errs, tc.errs)
+			if tc.code != ExitOK && !strings.Contains(tc.name, "command") && tc.args != nil {
+				assert.Equal(t, 1, strings.Count(errs, "\n"), "a flag mistake is one line, not the usage page: %q", errs)
+			}
 		})
 	}
 }

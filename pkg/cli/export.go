@@ -6,12 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"strings"
 	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/export"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
+	toolrun "github.com/experimentalmachines/exe-expo/pkg/run"
 )
 
 // newFetcher builds the Hub downloader export uses; nil means local folders only.
@@ -41,19 +44,16 @@ func init() {
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
 			return func(env Env, args []string) int {
 				if len(args) != 1 {
-					fmt.Fprintln(env.Stderr, "export: give exactly one MODEL: a Hub id or a local model folder")
-					return ExitFailed
+					return env.failf(ExitFailed, "export: give exactly one MODEL: a Hub id or a local model folder")
 				}
 				o.Model = args[0]
 				cfg, err := config.Load(*cfgDir)
 				if err != nil {
-					fmt.Fprintf(env.Stderr, "export: %v\n", err)
-					return ExitFailed
+					return env.failf(ExitFailed, "export: %v", err)
 				}
 				o.Config = cfg
 				if o.Fetcher, err = newFetcher(env); err != nil {
-					fmt.Fprintf(env.Stderr, "export: %v\n", err)
-					return ExitFailed
+					return env.failf(ExitFailed, "export: %v", err)
 				}
 				maskTokens(env)
 				o.Log = env.Stderr
@@ -113,20 +113,18 @@ func runExport(env Env, o export.Options) int {
 	case code == ExitOK:
 	case errors.As(err, &input):
 		msg := refusal(err, input)
-		fmt.Fprintf(env.Stderr, "export: %s\n", msg)
 		stepSummary(env, fmt.Sprintf("### %s → %s: refused\n\n%s\n", o.Model, o.Backend, msg))
-		return code
+		return env.failf(code, "export: %s", msg)
 	case code == ExitSkipped:
-		fmt.Fprintln(env.Stderr, err)
 		if inActions() {
 			actionsFor(env).Warningf("%s cannot be exported on this runner: %v", o.Model, err)
 		}
 		stepSummary(env, fmt.Sprintf("### %s → %s: window skipped\n\n%v\n", o.Model, o.Backend, err))
-		return code
+		env.outputs().Skipped = []result.Skipped{{Window: o.Window, SoC: o.SoC, Reason: skipReason(err)}}
+		return env.failf(code, "%v", err)
 	default:
-		fmt.Fprintf(env.Stderr, "export failed: %v\n", err)
-		stepSummary(env, fmt.Sprintf("### %s → %s: failed\n\n```\n%v\n```\n", o.Model, o.Backend, err))
-		return code
+		stepSummary(env, fmt.Sprintf("### %s → %s: failed\n\n```\n%v\n%s```\n", o.Model, o.Backend, err, toolTail(err)))
+		return env.failf(code, "export failed: %v", err)
 	}
 	stepSummary(env, exportSummary(res.Report))
 	paths := make([]string, 0, len(res.Report.Files))
@@ -138,5 +136,44 @@ func runExport(env Env, o export.Options) int {
 		"seconds": time.Since(start).Seconds(),
 	}, "", "  ")
 	fmt.Fprintln(env.Stdout, string(out))
+	exportOutputs(env.outputs(), res)
 	return ExitOK
+}
+
+// exportOutputs records the .pte files the export made (relative to its out folder) and
+// its report.
+func exportOutputs(o *result.Outputs, res *export.Result) {
+	for _, f := range res.Report.Files {
+		if path.Ext(f.Path) == ".pte" {
+			o.Files = append(o.Files, f.Path)
+		}
+	}
+	o.Report = res.ReportPath
+}
+
+// skipReason is why a window was skipped, without the "export skipped" the log line adds.
+func skipReason(err error) string {
+	var skip *export.SkipError
+	if errors.As(err, &skip) {
+		return skip.Reason
+	}
+	return err.Error()
+}
+
+// toolTail is the failed tool's last lines for the step summary, where a reader has no
+// scrolling log at hand; the error's own sentence names only the exception.
+func toolTail(err error) string {
+	var tail []string
+	var exit *toolrun.ExitError
+	var timeout *toolrun.TimeoutError
+	switch {
+	case errors.As(err, &exit):
+		tail = exit.Tail
+	case errors.As(err, &timeout):
+		tail = timeout.Tail
+	}
+	if len(tail) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\nits last %d lines:\n%s\n", len(tail), strings.Join(tail, "\n"))
 }

@@ -51,11 +51,34 @@ func inspectFlags(fs *flag.FlagSet) func(Env, []string) int {
 	fs.IntVar(&o.mtkChunk, "mtk-chunk", 0, "MediaTek 0-based chunk index")
 	return func(env Env, args []string) int {
 		if len(args) != 1 {
-			fmt.Fprintln(env.Stderr, "inspect: give exactly one .pte file")
-			return ExitFailed
+			return env.failf(ExitFailed, "inspect: give exactly one .pte file")
+		}
+		if unchecked := checkOnly(fs); o.backend == "" && len(unchecked) > 0 {
+			verb, what := "needs", "it is a value"
+			if len(unchecked) > 1 {
+				verb, what = "need", "they are values"
+			}
+			return env.failf(ExitFailed, "inspect: %s %s --backend: %s the structural check holds the file to, and only --backend %s runs that check",
+				words(unchecked, "and"), verb, what, words(exportable(), "or"))
 		}
 		return runInspect(env, args[0], o)
 	}
+}
+
+// checkFlags are the expected values the structural check holds a file to: without
+// --backend no check runs, and a value given would be ignored without a word.
+var checkFlags = []string{"max-seq-len", "max-context-len", "bos", "eos", "qnn-mode",
+	"mtk-exp", "mtk-prompt-tokens", "mtk-window", "mtk-chunk"}
+
+// checkOnly lists the check flags given on the command line, as the user typed them.
+func checkOnly(fs *flag.FlagSet) []string {
+	var set []string
+	fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(checkFlags, f.Name) {
+			set = append(set, "--"+f.Name)
+		}
+	})
+	return set
 }
 
 func (o inspectOpts) expect() (check.Expect, error) {
@@ -100,18 +123,15 @@ func tokenID(s string) (int64, error) {
 func runInspect(env Env, path string, o inspectOpts) int {
 	b := backend.ByName(o.backend)
 	if o.backend != "" && (b == nil || b.Check.Program == nil) {
-		fmt.Fprintf(env.Stderr, "inspect: unknown backend %q (%s)\n", o.backend, strings.Join(exportable(), ", "))
-		return ExitFailed
+		return env.failf(ExitFailed, "inspect: unknown backend %q (%s)", o.backend, strings.Join(exportable(), ", "))
 	}
 	want, err := o.expect()
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "inspect: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "inspect: %v", err)
 	}
 	prog, err := pte.OpenFile(path)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "inspect: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "inspect: %v", err)
 	}
 	view := newInspectView(filepath.Base(path), prog)
 	if o.backend != "" {
@@ -126,11 +146,12 @@ func runInspect(env Env, path string, o inspectOpts) int {
 		err = view.writeText(env.Stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "inspect: write: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "inspect: write: %v", err)
 	}
-	if view.Check != nil && !view.Check.Passed {
-		return ExitFailed
+	if c := view.Check; c != nil && !c.Passed {
+		// The verdict is in the output above too; stderr (and --result) says why as well,
+		// so a script that keeps only stderr, or --json's reader, is told.
+		return env.failf(ExitFailed, "inspect: %s fails the %s structural check: %s", path, c.Backend, strings.Join(c.Problems, "; "))
 	}
 	return ExitOK
 }

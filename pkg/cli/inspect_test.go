@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,10 +140,14 @@ func TestInspectErrors(t *testing.T) {
 		{"not a program", []string{junk}, "inspect: read " + junk + `: not an ExecuTorch .pte file: file identifier is "nite", want "ET12"` + "\n"},
 		{"unknown backend", []string{junk, "--backend", "coreml"}, `inspect: unknown backend "coreml" (xnnpack, vulkan, qnn, mediatek)` + "\n"},
 		{"bad eos", []string{junk, "--backend", "xnnpack", "--eos", "1,x"}, `inspect: --eos "1,x": token id "x" is not a whole number` + "\n"},
-		{"empty eos", []string{junk, "--eos", "1,,2"}, `inspect: --eos "1,,2": a token id is empty` + "\n"},
-		{"negative bos", []string{junk, "--bos", "-1"}, `inspect: --bos "-1": token id -1 is negative` + "\n"},
-		{"huge bos", []string{junk, "--bos", "99999999999999999999"}, `inspect: --bos "99999999999999999999": token id 99999999999999999999 is out of range` + "\n"},
-		{"fractional bos", []string{junk, "--bos", "1.5"}, `inspect: --bos "1.5": token id "1.5" is not a whole number` + "\n"},
+		{"empty eos", []string{junk, "--backend", "xnnpack", "--eos", "1,,2"}, `inspect: --eos "1,,2": a token id is empty` + "\n"},
+		{"negative bos", []string{junk, "--backend", "xnnpack", "--bos", "-1"}, `inspect: --bos "-1": token id -1 is negative` + "\n"},
+		{"huge bos", []string{junk, "--backend", "xnnpack", "--bos", "99999999999999999999"}, `inspect: --bos "99999999999999999999": token id 99999999999999999999 is out of range` + "\n"},
+		{"--max-context-len without --backend", []string{junk, "--max-context-len", "4096"},
+			"inspect: --max-context-len needs --backend: it is a value the structural check holds the file to, and only --backend xnnpack, vulkan, qnn or mediatek runs that check\n"},
+		{"values without --backend", []string{junk, "--max-seq-len", "2048", "--eos", "2", "--max-context-len", "4096"},
+			"inspect: --eos, --max-context-len and --max-seq-len need --backend: they are values the structural check holds the file to, and only --backend xnnpack, vulkan, qnn or mediatek runs that check\n"},
+		{"fractional bos", []string{junk, "--backend", "xnnpack", "--bos", "1.5"}, `inspect: --bos "1.5": token id "1.5" is not a whole number` + "\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -175,4 +180,35 @@ func TestInspectQNNTokens(t *testing.T) {
 			assert.Contains(t, out, "\n"+tc.verdict+"\n")
 		})
 	}
+}
+
+// TestInspectCheckFailureOnStderr: a file that fails the structural check exits 2 and says
+// why on stderr (and in --result), in text and in JSON mode alike; the output keeps the
+// verdict.
+func TestInspectCheckFailureOnStderr(t *testing.T) {
+	files := inspectFiles(t)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"wrong window", []string{files["llm-vulkan.pte"], "--backend", "vulkan", "--max-context-len", "1024"},
+			"inspect: " + files["llm-vulkan.pte"] + " fails the vulkan structural check: metadata get_max_context_len is 512, the request was 1024"},
+		{"wrong window, JSON", []string{files["llm-vulkan.pte"], "--json", "--backend", "vulkan", "--max-context-len", "1024"},
+			"inspect: " + files["llm-vulkan.pte"] + " fails the vulkan structural check: metadata get_max_context_len is 512, the request was 1024"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := filepath.Join(t.TempDir(), "result.json")
+			out, errOut, code := inspect(t, append(tc.args, "--result", res)...)
+			assert.Equal(t, ExitFailed, code)
+			assert.Equal(t, tc.want+"\n", errOut)
+			assert.Contains(t, out, "get_max_context_len")
+			r, err := result.Read(res)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, r.Reason)
+		})
+	}
+	_, errOut, code := inspect(t, files["llm-vulkan.pte"], "--backend", "vulkan", "--max-context-len", "512")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Empty(t, errOut, "a file that passes says nothing on stderr")
 }

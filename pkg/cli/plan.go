@@ -29,16 +29,20 @@ func init() {
 			only := fs.String("backend", "", "show one backend only: "+words(backend.Names(), "or"))
 			asJSON := fs.Bool("json", false, "print the plan as JSON")
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
+			contexts := fs.String("contexts", "", "with --backend: the windows to build, in tokens, separated by commas (default: all of the backend's)")
+			socs := fs.String("socs", "", "with --backend qnn or mediatek: the chips to build for, separated by commas (default: pipeline.yaml's)")
 			return func(env Env, args []string) int {
 				if len(args) != 1 {
-					fmt.Fprintln(env.Stderr, "plan: give exactly one MODEL: a Hub id such as Qwen/Qwen3-1.7B or a local folder holding config.json")
-					return ExitFailed
+					return env.failf(ExitFailed, "plan: give exactly one MODEL: a Hub id such as Qwen/Qwen3-1.7B or a local folder holding config.json")
 				}
 				if *only != "" && backend.ByName(*only) == nil {
-					fmt.Fprintf(env.Stderr, "plan: unknown backend %q (%s)\n", *only, strings.Join(backend.Names(), ", "))
-					return ExitFailed
+					return env.failf(ExitFailed, "plan: unknown backend %q (%s)", *only, strings.Join(backend.Names(), ", "))
 				}
-				return runPlan(env, planRequest{ref: args[0], id: *id, revision: *revision, backend: *only, cfgDir: *cfgDir, asJSON: *asJSON})
+				if *only == "" && (*contexts != "" || *socs != "") {
+					return env.failf(ExitFailed, "plan: --contexts and --socs pick the windows and chips of one backend; give it with --backend")
+				}
+				return runPlan(env, planRequest{ref: args[0], id: *id, revision: *revision, backend: *only, cfgDir: *cfgDir, asJSON: *asJSON,
+					contexts: *contexts, socs: *socs})
 			}
 		},
 	})
@@ -47,6 +51,7 @@ func init() {
 // planRequest is one plan command line.
 type planRequest struct {
 	ref, id, revision, backend, cfgDir string
+	contexts, socs                     string
 	asJSON                             bool
 }
 
@@ -54,22 +59,31 @@ func runPlan(env Env, r planRequest) int {
 	maskTokens(env)
 	cfg, err := config.Load(r.cfgDir)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "plan: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "plan: %v", err)
 	}
 	hub, err := newHub(env)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "plan: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "plan: %v", err)
 	}
 	src, offline, err := openPlanModel(env, r, hub)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "plan: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "plan: %v", err)
 	}
 	p := plan.Build(cfg, src, r.backend)
 	p.Offline = offline
+	code, reason := p.Decision(r.backend)
+	var sel plan.Selection
+	if code == ExitOK && r.backend != "" {
+		if sel, err = p.Select(r.backend, r.contexts, r.socs); err != nil {
+			return env.failf(ExitFailed, "plan: %v", err)
+		}
+		o := env.outputs()
+		o.Windows, o.Skipped, o.SoCs = sel.Windows, sel.Skipped, sel.SoCs
+	}
 	stepSummary(env, planSummary(p))
+	if r.backend != "" && code == ExitOK {
+		stepSummary(env, sizingTable(p, r.backend, sel))
+	}
 	if r.asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
@@ -78,11 +92,10 @@ func runPlan(env Env, r planRequest) int {
 		err = p.WriteText(env.Stdout)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "plan: write: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "plan: write: %v", err)
 	}
-	if !p.Verdict.Eligible {
-		return ExitNotEligible
+	if code != ExitOK {
+		return env.failf(code, "plan: %s", reason)
 	}
 	return ExitOK
 }

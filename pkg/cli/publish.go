@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/publish"
 	"github.com/experimentalmachines/exe-expo/pkg/release"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
 func init() {
@@ -29,21 +31,17 @@ func init() {
 			rel := fs.Bool("release", false, "also make each window a GitHub release of $GITHUB_REPOSITORY (token: $GH_TOKEN), files over 2 GiB linked on the Hub")
 			return func(env Env, args []string) int {
 				if len(args) != 1 {
-					fmt.Fprintln(env.Stderr, "publish: give exactly one REPORT_DIR: the export's --out folder")
-					return ExitFailed
+					return env.failf(ExitFailed, "publish: give exactly one REPORT_DIR: the export's --out folder")
 				}
 				if *backendName != "" && backend.ByName(*backendName) == nil {
-					fmt.Fprintf(env.Stderr, "publish: unknown backend %q for --backend (%s)\n", *backendName, strings.Join(backend.Names(), ", "))
-					return ExitFailed
+					return env.failf(ExitFailed, "publish: unknown backend %q for --backend (%s)", *backendName, strings.Join(backend.Names(), ", "))
 				}
 				if *dry && *rel {
-					fmt.Fprintln(env.Stderr, "publish: --dry-run writes nothing, so it takes no --release")
-					return ExitFailed
+					return env.failf(ExitFailed, "publish: --dry-run writes nothing, so it takes no --release")
 				}
 				if *repo != "" {
 					if err := model.CheckID("--repo", *repo); err != nil {
-						fmt.Fprintf(env.Stderr, "publish: %v\n", err)
-						return ExitFailed
+						return env.failf(ExitFailed, "publish: %v", err)
 					}
 				}
 				maskTokens(env)
@@ -66,13 +64,11 @@ func runPublish(env Env, o publishRun) int {
 	dir := o.dir
 	paths, err := publish.Find(dir, o.backend, o.window)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "publish: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "publish: %v", err)
 	}
 	cfg, err := config.Load(o.cfgDir)
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "publish: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "publish: %v", err)
 	}
 	var wins []*publish.Window
 	for _, p := range paths {
@@ -81,37 +77,33 @@ func runPublish(env Env, o publishRun) int {
 			err = w.CheckWindow(cfg)
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "publish: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "publish: %v", err)
 		}
 		wins = append(wins, w)
 	}
 	c := hub.New(hub.Options{UserAgent: "exe-expo"})
 	if !o.dry && !c.Authenticated() {
-		fmt.Fprintln(env.Stderr, "publish: no Hub token: set HF_TOKEN to a token that can write to the output repo")
-		return ExitFailed
+		return env.failf(ExitFailed, "publish: no Hub token: set HF_TOKEN to a token that can write to the output repo")
 	}
 	var gh *release.Publisher
 	if o.release {
 		if gh, err = release.FromEnv(); err != nil {
-			fmt.Fprintf(env.Stderr, "publish: --release: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "publish: --release: %v", err)
 		}
 	}
 	for _, w := range wins {
 		if o.dry {
 			p, err := publish.DryRun(env.Ctx, c, w)
 			if err != nil {
-				fmt.Fprintf(env.Stderr, "publish: %v\n", err)
-				return ExitFailed
+				return env.failf(ExitFailed, "publish: %v", err)
 			}
 			fmt.Fprint(env.Stdout, p.Text())
+			publishOutputs(env.outputs(), c.Endpoint(), w)
 			continue
 		}
 		res, err := publish.Publish(env.Ctx, w, publish.Options{Client: c})
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "publish: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "publish: %v", err)
 		}
 		switch {
 		case res.NoOp:
@@ -130,8 +122,21 @@ func runPublish(env Env, o publishRun) int {
 		if os.Getenv("GITHUB_OUTPUT") != "" {
 			actionsFor(env).SetOutput("repo", w.Repo)
 		}
+		publishOutputs(env.outputs(), c.Endpoint(), w)
 	}
 	return ExitOK
+}
+
+// publishOutputs records the repo published to (the last window's), its page, and the
+// .pte files sent, as paths in the repo.
+func publishOutputs(o *result.Outputs, endpoint string, w *publish.Window) {
+	o.Repo = w.Repo
+	o.URL = strings.TrimRight(endpoint, "/") + "/" + w.Repo
+	for _, f := range w.Files {
+		if path.Ext(f.PathInRepo) == ".pte" {
+			o.Files = append(o.Files, f.PathInRepo)
+		}
+	}
 }
 
 // publishRelease makes the window's GitHub release, after its Hub commit.
@@ -141,8 +146,7 @@ func publishRelease(env Env, gh *release.Publisher, dir string, w *publish.Windo
 		_, err = gh.Publish(env.Ctx, rel)
 	}
 	if err != nil {
-		fmt.Fprintf(env.Stderr, "publish: the Hub has %s %s, but its GitHub release failed: %v\n", w.Folder, w.Label, err)
-		return ExitFailed
+		return env.failf(ExitFailed, "publish: the Hub has %s %s, but its GitHub release failed: %v", w.Folder, w.Label, err)
 	}
 	fmt.Fprintf(env.Stdout, "%s %s: GitHub release %s (%d assets", w.Folder, w.Label, rel.Tag, len(rel.Assets))
 	if n := len(rel.TooLarge); n > 0 {

@@ -102,7 +102,7 @@ func TestPublishCommandRefusals(t *testing.T) {
 		{"failed check", func(t *testing.T) []string { return []string{exportedWindow(t, false)} }, "did not pass its check"},
 		{"bad repo", func(t *testing.T) []string {
 			return []string{exportedWindow(t, true), "--repo", "experimentalmachines/SmolLM2-360M-Instruct-xnnpack"}
-		}, "breaks the app's naming rules: the repo name contains xnnpack"},
+		}, "breaks the naming rules of the app (the openweights Android app, which loads these files): the repo name contains xnnpack"},
 		{"no reports", func(t *testing.T) []string { return []string{t.TempDir()} }, "holds no export report"},
 		{"other backend", func(t *testing.T) []string { return []string{exportedWindow(t, true), "--backend", "vulkan"} }, "holds no export report"},
 		{"missing folder", func(t *testing.T) []string { return []string{filepath.Join(t.TempDir(), "nope")} }, "nope"},

@@ -56,20 +56,17 @@ func solveFlags(fs *flag.FlagSet) func(Env, []string) int {
 	cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
 	return func(env Env, args []string) int {
 		if len(args) != 1 {
-			fmt.Fprintln(env.Stderr, "solve: give exactly one MODEL: a Hub id or a local model folder")
-			return ExitFailed
+			return env.failf(ExitFailed, "solve: give exactly one MODEL: a Hub id or a local model folder")
 		}
 		if err := checkCodesPath(*out); err != nil {
-			fmt.Fprintf(env.Stderr, "solve: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "solve: %v", err)
 		}
 		cfg, err := config.Load(*cfgDir)
 		if err == nil {
 			o.Fetcher, err = newFetcher(env)
 		}
 		if err != nil {
-			fmt.Fprintf(env.Stderr, "solve: %v\n", err)
-			return ExitFailed
+			return env.failf(ExitFailed, "solve: %v", err)
 		}
 		maskTokens(env)
 		o.Model, o.Config, o.Log = args[0], cfg, env.Stderr
@@ -97,17 +94,14 @@ func runSolve(env Env, o export.Options, out string) int {
 	var input *export.InputError
 	switch {
 	case errors.As(err, &input):
-		fmt.Fprintf(env.Stderr, "solve: %s\n", refusal(err, input))
-		return ExitFailed
+		return env.failf(ExitFailed, "solve: %s", refusal(err, input))
 	case err != nil:
-		fmt.Fprintf(env.Stderr, "solve failed: %v\n", err)
 		stepSummary(env, fmt.Sprintf("### GPTQ solve of %s: failed\n\n```\n%v\n```\n", o.Model, err))
-		return ExitFailed
+		return env.failf(ExitFailed, "solve failed: %v", err)
 	}
 	b, _ := json.MarshalIndent(sum, "", "  ")
 	if err := report.WriteAtomic(filepath.Join(filepath.Dir(out), "solve.json"), append(b, '\n')); err != nil {
-		fmt.Fprintf(env.Stderr, "solve failed: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "solve failed: %v", err)
 	}
 	fmt.Fprintln(env.Stdout, string(b))
 	stepSummary(env, fmt.Sprintf("### GPTQ solve of %s\n\n%d linears on %d calibration rows (%d positions, %d app rows), %.0f s; fp32 confident on %d of %d gate rows\n",

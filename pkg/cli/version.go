@@ -23,18 +23,15 @@ func init() {
 		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
 			return func(env Env, args []string) int {
 				if len(args) != 0 {
-					fmt.Fprintf(env.Stderr, "version: takes no arguments, got %s\n", strings.Join(args, " "))
-					return ExitFailed
+					return env.failf(ExitFailed, "version: takes no arguments, got %s", strings.Join(args, " "))
 				}
 				cfg, err := config.Default()
 				if err != nil {
-					fmt.Fprintf(env.Stderr, "version: %v\n", err)
-					return ExitFailed
+					return env.failf(ExitFailed, "version: %v", err)
 				}
 				info, _ := debug.ReadBuildInfo()
 				if err := writeVersion(env.Stdout, info, version, cfg.Versions); err != nil {
-					fmt.Fprintf(env.Stderr, "version: %v\n", err)
-					return ExitFailed
+					return env.failf(ExitFailed, "version: %v", err)
 				}
 				return ExitOK
 			}

@@ -36,22 +36,18 @@ func init() {
 			fs.StringVar(&r.ref, "ref", envOr("GITHUB_REF_NAME", "main"), "the branch the export workflows are dispatched on ($GITHUB_REF_NAME when set)")
 			return func(env Env, args []string) int {
 				if len(args) != 0 {
-					fmt.Fprintf(env.Stderr, "watch: takes no arguments, not %q; models to export now go in --backfill\n", strings.Join(args, " "))
-					return ExitFailed
+					return env.failf(ExitFailed, "watch: takes no arguments, not %q; models to export now go in --backfill", strings.Join(args, " "))
 				}
 				if r.state == "" {
-					fmt.Fprintln(env.Stderr, "watch: give --state FILE, the seen.json that remembers the models already checked")
-					return ExitFailed
+					return env.failf(ExitFailed, "watch: give --state FILE, the seen.json that remembers the models already checked")
 				}
 				if err := r.checkNames(); err != nil {
-					fmt.Fprintf(env.Stderr, "watch: %v\n", err)
-					return ExitFailed
+					return env.failf(ExitFailed, "watch: %v", err)
 				}
 				r.opts.Backfill = splitIDs(*backfill)
 				for _, id := range r.opts.Backfill {
 					if !model.ValidID(id) {
-						fmt.Fprintf(env.Stderr, "watch: --backfill %q is not a Hugging Face model id (org/name)\n", id)
-						return ExitFailed
+						return env.failf(ExitFailed, "watch: --backfill %q is not a Hugging Face model id (org/name)", id)
 					}
 				}
 				return runWatch(env, r)
@@ -99,8 +95,7 @@ func splitIDs(s string) []string {
 func runWatch(env Env, r watchRequest) int {
 	maskTokens(env)
 	fail := func(err error) int {
-		fmt.Fprintf(env.Stderr, "watch: %v\n", err)
-		return ExitFailed
+		return env.failf(ExitFailed, "watch: %v", err)
 	}
 	cfg, err := config.Load(r.cfgDir)
 	if err != nil {
@@ -137,8 +132,7 @@ func runWatch(env Env, r watchRequest) int {
 		}
 	}
 	if len(sum.Failed) > 0 {
-		fmt.Fprintf(env.Stderr, "watch: %d dispatch(es) failed; they stay pending and are retried next run\n", len(sum.Failed))
-		return ExitFailed
+		return env.failf(ExitFailed, "watch: %d dispatch(es) failed; they stay pending and are retried next run", len(sum.Failed))
 	}
 	return ExitOK
 }

@@ -103,7 +103,7 @@ func (c *Config) validate(root *yaml.Node) error {
 	v.check(gitRef.MatchString(c.GitHub.CallerRef), "github.caller_ref", "%q is not a branch, tag or commit name", c.GitHub.CallerRef)
 	v.check(orgName.MatchString(c.Hub.Org), "hub.org", "%q is not a Hugging Face org name", c.Hub.Org)
 	v.check(c.Hub.RepoSuffix == "" || runnerLabel.MatchString(strings.TrimPrefix(c.Hub.RepoSuffix, "-")), "hub.repo_suffix", "%q cannot end a repo name", c.Hub.RepoSuffix)
-	v.check(len(c.Hub.Tags) > 0, "hub.tags", "at least one tag is needed (the app finds models by the executorch tag)")
+	v.check(len(c.Hub.Tags) > 0, "hub.tags", "at least one tag is needed (the openweights Android app, which loads these files, finds models by the executorch tag)")
 	c.validateWatch(v)
 	c.validateExport(v)
 	c.validateRunners(v)

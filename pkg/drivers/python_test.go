@@ -89,3 +89,57 @@ func TestPyCompile(t *testing.T) {
 		})
 	}
 }
+
+// TestVersionProbe runs the probe in a real python: installed distributions come back with
+// their versions, missing ones are left out.
+func TestVersionProbe(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		if os.Getenv("EXE_EXPO_CI") == "1" {
+			t.Fatal("python3 is missing")
+		}
+		t.Skip("no python3")
+	}
+	got, err := Toolchain(context.Background(), py, "pip", "no-such-distribution-exe-expo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got["pip"] == "" {
+		t.Errorf("pip's version missing: %v", got)
+	}
+	if _, ok := got["no-such-distribution-exe-expo"]; ok {
+		t.Errorf("a missing distribution has a version: %v", got)
+	}
+}
+
+// TestCheckPython: a python that lacks what a step needs is one sentence naming it, what it
+// lacks and what to do.
+func TestCheckPython(t *testing.T) {
+	ctx := context.Background()
+	answers := func(json string) string {
+		return fakePython(t, `[ "$1" = "-c" ] && echo '`+json+`'`)
+	}
+	all := answers(`{"executorch": "1.4.0", "torch": "2.13.0", "transformers": "5.0.0rc1"}`)
+	none := answers(`{"executorch": null, "torch": null, "transformers": null}`)
+	noHF := answers(`{"executorch": "1.4.0", "torch": "2.13.0", "transformers": null}`)
+	for _, tc := range []struct{ name, python, want string }{
+		{"has all", all, ""},
+		{"lacks one", noHF, "python " + noHF + " has no transformers installed: " + PythonHint},
+		{"lacks all", none, "python " + none + " has none of executorch, torch or transformers installed: " + PythonHint},
+		{"not there", "/no/such/python", "python /no/such/python cannot be run (no such file or directory): " + PythonHint},
+		{"not on PATH", "no-such-python-exe-expo", "python no-such-python-exe-expo cannot be run (not found on PATH): " + PythonHint},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckPython(ctx, tc.python, DistExecuTorch, DistTorch, DistTransformers)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || err.Error() != tc.want {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -10,9 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
 
 // Runner runs the embedded drivers with one python interpreter.
@@ -29,10 +32,17 @@ type Runner struct {
 }
 
 // Error is a driver that exited non-zero: its JSON error if it printed one, and the tail of
-// its stderr for a traceback.
+// its stderr for a traceback. Error() is one sentence for a user: the driver's own error,
+// else the exception a traceback ends with, never the traceback itself (a Runner with a
+// Log has shown it there as it ran).
 type Error struct {
 	Script string
+	// Python is the interpreter that ran the script.
+	Python string
+	// Status is the exit status, -1 for a driver killed by a signal.
 	Status int
+	// Signal is the signal that killed the driver, "" when it exited.
+	Signal string
 	// Message and Subject come from the driver's JSON error; Subject names the tensor or
 	// linear at fault when the driver knows it.
 	Message string
@@ -40,17 +50,44 @@ type Error struct {
 	Stderr  string
 }
 
-// Error reports the status, the driver's own message and its last stderr lines.
+// Error says how the driver ended and why, in the driver's words when it had any.
 func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s exited with status %d", e.Script, e.Status)
+	switch e.Signal {
+	case "":
+	case syscall.SIGKILL.String():
+		return fmt.Sprintf("%s was killed (SIGKILL) before it finished: the kernel's out-of-memory killer does that when memory runs out", e.Script)
+	default:
+		return fmt.Sprintf("%s was stopped by a signal: %s", e.Script, e.Signal)
+	}
 	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
+		return fmt.Sprintf("%s exited with status %d: %s", e.Script, e.Status, e.Message)
 	}
-	if e.Stderr != "" {
-		fmt.Fprintf(&b, "\nstderr (last lines):\n%s", e.Stderr)
+	last := exceptionLine(e.Stderr)
+	if m := missingModule.FindStringSubmatch(last); m != nil {
+		return fmt.Sprintf("%s cannot run: python %s has no module %s: %s", e.Script, e.Python, m[1], PythonHint)
 	}
-	return b.String()
+	if last == "" {
+		return fmt.Sprintf("%s exited with status %d and said nothing on stderr", e.Script, e.Status)
+	}
+	return fmt.Sprintf("%s exited with status %d: %s", e.Script, e.Status, last)
+}
+
+// missingModule is the exception a python without a module ends its traceback with.
+var missingModule = regexp.MustCompile(`^(?:ModuleNotFoundError|ImportError): No module named '([^']+)'`)
+
+// exceptionLine is what a failed driver said last on stderr: the exception a Python
+// traceback ends with ("RuntimeError: …"), or the last line of anything else; never a
+// line of the traceback's frames.
+func exceptionLine(stderr string) string {
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(lines[i], " ") || strings.HasPrefix(l, "Traceback (most recent call last)") || strings.Trim(l, "^~ ") == "" {
+			continue
+		}
+		return l
+	}
+	return ""
 }
 
 // Process is what the driver's process cost, for the export report's host section
@@ -118,12 +155,30 @@ func (r Runner) run(ctx context.Context, script string, in, out any) (Process, e
 		proc.PeakRSSBytes = ru.Maxrss * 1024 // Linux reports kilobytes
 	}
 	if runErr != nil {
-		return proc, driverError(script, runErr, stdout.Bytes(), stderr.String())
+		return proc, r.driverError(ctx, script, runErr, stdout.Bytes(), stderr.String())
 	}
 	if err := json.Unmarshal(lastLine(stdout.Bytes()), out); err != nil {
-		return proc, fmt.Errorf("%s printed no JSON result (%w); stdout: %.500s", script, err, stdout.String())
+		return proc, resultError(script, path, r.Dir != "", stdout.Bytes(), err)
 	}
 	return proc, nil
+}
+
+// resultError words a driver's result that does not decode: the driver and, when it stays
+// on disk, its file; what its last line of output was, or which field is wrong.
+func resultError(script, path string, kept bool, stdout []byte, err error) error {
+	name := script
+	if kept {
+		name = path
+	}
+	var syn *json.SyntaxError
+	switch last := string(lastLine(stdout)); {
+	case len(bytes.TrimSpace(stdout)) == 0:
+		return fmt.Errorf("%s finished without printing its JSON result: nothing came on stdout", name)
+	case errors.As(err, &syn):
+		return fmt.Errorf("%s finished without printing its JSON result: its last line of output is %.200q", name, last)
+	default:
+		return fmt.Errorf("%s printed a result this exe-expo cannot read: %s; is the driver from another exe-expo release?", name, fileutil.Reason(err))
+	}
 }
 
 func rusage(cmd *exec.Cmd) (*syscall.Rusage, bool) {
@@ -134,12 +189,20 @@ func rusage(cmd *exec.Cmd) (*syscall.Rusage, bool) {
 	return ru, ok && ru != nil
 }
 
-func driverError(script string, runErr error, stdout []byte, stderr string) error {
+// driverError words a driver that did not finish: a python that could not be started, one
+// stopped by the context, or one that exited non-zero (*Error).
+func (r Runner) driverError(ctx context.Context, script string, runErr error, stdout []byte, stderr string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s stopped: %w", script, context.Cause(ctx))
+	}
 	var exit *exec.ExitError
 	if !errors.As(runErr, &exit) {
-		return fmt.Errorf("run %s: %w", script, runErr)
+		return fmt.Errorf("python %s cannot be run to start %s (%s): %s", r.Python, script, fileutil.Reason(runErr), PythonHint)
 	}
-	e := &Error{Script: script, Status: exit.ExitCode(), Stderr: strings.TrimSpace(stderr)}
+	e := &Error{Script: script, Python: r.Python, Status: exit.ExitCode(), Stderr: strings.TrimSpace(stderr)}
+	if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		e.Signal = ws.Signal().String()
+	}
 	var msg struct {
 		Error  string  `json:"error"`
 		Tensor *string `json:"tensor"`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -81,8 +82,7 @@ func TestRunnerErrors(t *testing.T) {
 				if !errors.As(err, &de) || de.Status != 1 || de.Subject != "x" || de.Stderr != "Traceback: boom" {
 					t.Fatalf("error %#v", err)
 				}
-				if !strings.Contains(err.Error(), "convert.py exited with status 1: tensor x is not in the conversion plan") ||
-					!strings.Contains(err.Error(), "Traceback: boom") {
+				if err.Error() != "convert.py exited with status 1: tensor x is not in the conversion plan" {
 					t.Errorf("message %q", err)
 				}
 			}},
@@ -95,14 +95,14 @@ func TestRunnerErrors(t *testing.T) {
 			}},
 		{"no json on success", `echo 'done'`,
 			func(t *testing.T, err error) {
-				if err == nil || !strings.Contains(err.Error(), "printed no JSON result") {
+				if err == nil || err.Error() != `convert.py finished without printing its JSON result: its last line of output is "done"` {
 					t.Fatalf("error %v", err)
 				}
 			}},
 		{"missing interpreter", "",
 			func(t *testing.T, err error) {
 				var de *Error
-				if err == nil || errors.As(err, &de) || !strings.Contains(err.Error(), "run convert.py") {
+				if err == nil || errors.As(err, &de) || !strings.Contains(err.Error(), "cannot be run to start convert.py (no such file or directory)") {
 					t.Fatalf("error %v", err)
 				}
 			}},
@@ -115,6 +115,71 @@ func TestRunnerErrors(t *testing.T) {
 			}
 			_, err := Runner{Python: py}.Convert(context.Background(), samplePlan(t.TempDir()))
 			tc.check(t, err)
+		})
+	}
+}
+
+// TestRunnerWordsFailures: however a driver fails, its error is one sentence naming the
+// driver (and the python, when that is at fault), with no Go internals (fork/exec, json:)
+// and no traceback in it.
+func TestRunnerWordsFailures(t *testing.T) {
+	dir := t.TempDir()
+	notExec := filepath.Join(dir, "python-not-executable")
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
+	noShebang := filepath.Join(dir, "python-no-shebang")
+	require.NoError(t, os.WriteFile(noShebang, []byte("\x7fELF not really"), 0o755))
+	traceback := `cat >/dev/null
+cat >&2 <<'TB'
+Traceback (most recent call last):
+  File "/w/drivers/gate_probe.py", line 67, in pte_model
+    from executorch.extension.pybindings.portable_lib import _load_for_executorch
+    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+%s
+TB
+exit 1`
+	tests := []struct {
+		name, python, body string
+		keep               bool
+		want               string
+	}{
+		{"python not found", filepath.Join(dir, "no-such-python"), "", false,
+			"python " + filepath.Join(dir, "no-such-python") + " cannot be run to start convert.py (no such file or directory): " + PythonHint},
+		{"python not executable", notExec, "", false,
+			"python " + notExec + " cannot be run to start convert.py (permission denied): " + PythonHint},
+		{"python not a program", noShebang, "", false,
+			"python " + noShebang + " cannot be run to start convert.py (exec format error): " + PythonHint},
+		{"module missing", "", fmt.Sprintf(traceback, "ModuleNotFoundError: No module named 'executorch'"), false,
+			"convert.py cannot run: python %PY% has no module executorch: " + PythonHint},
+		{"exception", "", fmt.Sprintf(traceback, "RuntimeError: method forward failed"), false,
+			"convert.py exited with status 1: RuntimeError: method forward failed"},
+		{"silent failure", "", "exit 4", false, "convert.py exited with status 4 and said nothing on stderr"},
+		{"killed", "", "kill -9 $$", false,
+			"convert.py was killed (SIGKILL) before it finished: the kernel's out-of-memory killer does that when memory runs out"},
+		{"nothing printed", "", "exit 0", false, "convert.py finished without printing its JSON result: nothing came on stdout"},
+		{"not JSON, script kept", "", "echo 'loading weights'", true,
+			filepath.Join(dir, "kept", ConvertScript) + ` finished without printing its JSON result: its last line of output is "loading weights"`},
+		{"wrong field", "", `echo '{"tensors": "one"}'`, false,
+			`convert.py printed a result this exe-expo cannot read: field "tensors" is a string, not a number; is the driver from another exe-expo release?`},
+		{"invalid number", "", `echo '{"tensors": 1e999}'`, false,
+			`convert.py printed a result this exe-expo cannot read: field "tensors" is the number 1e999, not a number; is the driver from another exe-expo release?`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			py := tc.python
+			if py == "" {
+				py = fakePython(t, tc.body)
+			}
+			r := Runner{Python: py}
+			if tc.keep {
+				r.Dir = filepath.Join(dir, "kept")
+			}
+			_, err := r.Convert(context.Background(), samplePlan(t.TempDir()))
+			require.Error(t, err)
+			msg := err.Error()
+			assert.Equal(t, strings.ReplaceAll(tc.want, "%PY%", py), msg)
+			for _, internal := range []string{"fork/exec", "dial tcp", `Get "`, "json: ", "Traceback", "File \"", "\n"} {
+				assert.NotContains(t, msg, internal)
+			}
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
 
 // Names of a Hugging Face checkpoint's weight files.
@@ -35,7 +37,7 @@ func ShardFiles(dir string) ([]string, error) {
 		WeightMap map[string]string `json:"weight_map"`
 	}
 	if err := json.Unmarshal(b, &index); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", idx, err)
+		return nil, fmt.Errorf("%s is not a safetensors index: %s", idx, fileutil.Reason(err))
 	}
 	if len(index.WeightMap) == 0 {
 		return nil, fmt.Errorf("%s: empty weight_map", idx)

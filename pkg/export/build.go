@@ -319,7 +319,7 @@ func (o *Options) copySideFiles(src *model.Source, rep *report.Report) error {
 			}
 		}
 		if rep.Tokenizer == "" {
-			return fmt.Errorf("%s has neither tokenizer.json nor tokenizer.model, and the app needs one", src.ID)
+			return fmt.Errorf("%s has neither tokenizer.json nor tokenizer.model, and %s needs one beside the file", src.ID, family.TheApp)
 		}
 	}
 	entries, err := os.ReadDir(dir)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
@@ -68,7 +69,7 @@ func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err erro
 	if err != nil {
 		return nil, err
 	}
-	if _, err := o.checkToolchain(ctx); err != nil {
+	if _, err := o.checkToolchain(ctx, drivers.DistTorch, drivers.DistTransformers); err != nil {
 		return nil, err
 	}
 	if err := o.download(ctx, src); err != nil {

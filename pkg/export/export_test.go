@@ -92,6 +92,8 @@ func TestXNNPACKExport(t *testing.T) {
 	if r.Tokenizer != "tokenizer.json" || fmt.Sprint(r.Source.LicenseFiles) != "[LICENSE]" || r.Source.Family != "qwen3" {
 		t.Errorf("side files: tokenizer %q licenses %v", r.Tokenizer, r.Source.LicenseFiles)
 	}
+	assert.Equal(t, report.License{License: "apache-2.0", LicenseLink: "https://huggingface.co/Qwen/Qwen3-1.7B/blob/main/LICENSE"}, r.Source.License,
+		"the license of the folder's model card (README.md front matter)")
 	var roots []report.File
 	for _, p := range []string{"tokenizer.json", "LICENSE"} {
 		d, err := fileutil.Hash(filepath.Join(o.Out, p))
@@ -181,7 +183,7 @@ func TestToolFailures(t *testing.T) {
 	}
 
 	o = options(t, "Qwen/Qwen3-1.7B", "xnnpack", "oldet", 2048)
-	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "has executorch 1.3.1, and the app's runtime is ExecuTorch 1.4.0") {
+	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "has executorch 1.3.1, and the runtime of the app (the openweights Android app, which loads these files) is ExecuTorch 1.4.0") {
 		t.Errorf("old ExecuTorch: %v", err)
 	}
 	o = options(t, "Qwen/Qwen3-1.7B", "xnnpack", "ok", 2048)

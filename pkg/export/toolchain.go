@@ -1,60 +1,22 @@
 package export
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"os/exec"
 	"strings"
-	"time"
+
+	"github.com/experimentalmachines/exe-expo/pkg/drivers"
+	"github.com/experimentalmachines/exe-expo/pkg/family"
 )
-
-// versionProbe prints the installed versions of the named distributions as JSON; a
-// missing one is null. It runs in the toolchain's python, not ours.
-const versionProbe = `import json, sys
-from importlib import metadata
-out = {}
-for name in sys.argv[1:]:
-    try:
-        out[name] = metadata.version(name)
-    except metadata.PackageNotFoundError:
-        out[name] = None
-print(json.dumps(out))`
-
-// toolchain asks python which versions of dists it has installed.
-func toolchain(ctx context.Context, python string, dists ...string) (map[string]string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, python, append([]string{"-c", versionProbe}, dists...)...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg := fmt.Sprintf("%s could not say which toolchain it has (%v)", python, err)
-		if tail := lastLine(errb.String()); tail != "" {
-			msg += ": " + tail
-		}
-		return nil, errors.New(msg)
-	}
-	var got map[string]*string
-	if err := json.Unmarshal(bytes.TrimSpace(out.Bytes()), &got); err != nil {
-		return nil, fmt.Errorf("%s could not say which toolchain it has: it answered %q, not the JSON the version probe prints; is it a python?", python, lastLine(out.String()))
-	}
-	res := map[string]string{}
-	for k, v := range got {
-		if v != nil {
-			res[k] = *v
-		}
-	}
-	return res, nil
-}
 
 // checkToolchain records the versions the export runs with and refuses a toolchain whose
 // ExecuTorch differs from the pin: the app's runtime loads only what its own release wrote.
-func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error) {
+// needs are distributions the caller's own drivers import besides (the solve's transformers):
+// a python without one is refused here, before anything is downloaded.
+func (o *Options) checkToolchain(ctx context.Context, needs ...string) (map[string]string, error) {
 	v := o.Config.Versions
 	dists := []string{"executorch", "torch", "torchao"}
+	dists = append(dists, needs...)
 	b := o.spec()
 	python := o.Python
 	dists = append(dists, b.Tools.Dists...)
@@ -63,7 +25,7 @@ func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error)
 		python = o.MTKPython
 		field, env = FieldMTKPython, "MTK_PYTHON"
 	}
-	got, err := toolchain(ctx, python, dists...)
+	got, err := drivers.Toolchain(ctx, python, dists...)
 	if err != nil {
 		return nil, err
 	}
@@ -71,8 +33,18 @@ func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error)
 	if !ok {
 		return nil, refuse(field, "%s has no executorch installed; the export needs ExecuTorch %s: point %s (or %s) at a python that has it", python, v.ExecuTorch, field, env)
 	}
+	var missing []string
+	for _, d := range needs {
+		if _, ok := got[d]; !ok {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, refuse(field, "%s has %s installed, which the solve's calibration and fp32 reference run with: point %s (or %s) at the export environment's python (python/install.sh installs it and prints its path)",
+			python, drivers.NoneOf(missing), field, env)
+	}
 	if base := strings.SplitN(et, "+", 2)[0]; base != v.ExecuTorch {
-		return nil, fmt.Errorf("%s has executorch %s, and the app's runtime is ExecuTorch %s (config/versions.env): files written by another release may not load", python, et, v.ExecuTorch)
+		return nil, fmt.Errorf("%s has executorch %s, and the runtime of %s is ExecuTorch %s (config/versions.env): files written by another release may not load", python, et, family.TheApp, v.ExecuTorch)
 	}
 	if b.Tools.Pins != nil {
 		for dist, pin := range b.Tools.Pins(v) {
@@ -82,11 +54,4 @@ func (o *Options) checkToolchain(ctx context.Context) (map[string]string, error)
 		}
 	}
 	return got, nil
-}
-
-// lastLine is the last non-empty line of a tool's output: a Python traceback ends with
-// the error itself.
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
 }

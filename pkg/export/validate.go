@@ -12,6 +12,7 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
@@ -234,7 +235,7 @@ func (o *Options) checkTools() error {
 			return refuse(FieldMTKPython, "%s is required for %s: the python of the NeuroPilot tool virtualenv (or MTK_PYTHON)", FieldMTKPython, o.Backend)
 		}
 		if _, err := exec.LookPath(o.MTKPython); err != nil {
-			return refuse(FieldMTKPython, "%s %s cannot be run (%s): point %s or MTK_PYTHON at the NeuroPilot tool virtualenv's python", FieldMTKPython, o.MTKPython, lookReason(err), FieldMTKPython)
+			return refuse(FieldMTKPython, "%s %s cannot be run (%s): point %s or MTK_PYTHON at the NeuroPilot tool virtualenv's python", FieldMTKPython, o.MTKPython, drivers.LookReason(err), FieldMTKPython)
 		}
 		return o.checkSourceTree(tools.SourceTree)
 	}
@@ -242,23 +243,12 @@ func (o *Options) checkTools() error {
 		o.Python = "python3"
 	}
 	if _, err := exec.LookPath(o.Python); err != nil {
-		return refuse(FieldPython, "%s %s cannot be run (%s): point %s or EXE_EXPO_PYTHON at a python with ExecuTorch %s", FieldPython, o.Python, lookReason(err), FieldPython, et)
+		return refuse(FieldPython, "%s %s cannot be run (%s): point %s or EXE_EXPO_PYTHON at a python with ExecuTorch %s", FieldPython, o.Python, drivers.LookReason(err), FieldPython, et)
 	}
 	if o.ExecuTorch != "" && !source.IsDir(o.ExecuTorch) {
 		return refuse(FieldExecuTorch, "%s %s is not a folder: give an ExecuTorch %s source tree (or EXECUTORCH_SRC)", FieldExecuTorch, o.ExecuTorch, et)
 	}
 	return o.checkSourceTree(o.spec().Tools.SourceTree)
-}
-
-func lookReason(err error) string {
-	var ee *exec.Error
-	if errors.As(err, &ee) {
-		if errors.Is(ee.Err, exec.ErrNotFound) {
-			return "not found on PATH"
-		}
-		return report.Reason(ee.Err)
-	}
-	return report.Reason(err)
 }
 
 // checkFolders makes Out and Work absolute, distinct and writable, creating each

@@ -80,11 +80,12 @@ const folderHint = "; that is the local folder's name: pass --id ORG/NAME, the H
 // NameReasons are the refusals the name alone gives; the watcher uses them without any
 // network call.
 func NameReasons(cfg *config.Config, modelID string) []string {
-	return nameReasons(cfg, modelID, "")
+	return nameReasons(cfg, modelID, nil, "")
 }
 
-// nameReasons ends the refusals that read the name with hint.
-func nameReasons(cfg *config.Config, modelID, hint string) []string {
+// nameReasons ends the refusals that read the name with hint; fam, when the architecture is
+// known, narrows the family names the app would take.
+func nameReasons(cfg *config.Config, modelID string, fam *Family, hint string) []string {
 	name := modelID[strings.LastIndex(modelID, "/")+1:]
 	var reasons []string
 	norm := Normalize(name)
@@ -100,15 +101,15 @@ func nameReasons(cfg *config.Config, modelID, hint string) []string {
 	sizes := SizeHints(name)
 	switch {
 	case len(sizes) == 0:
-		reasons = append(reasons, fmt.Sprintf("the app reads the size from the name and %q has none%s", name, hint))
+		reasons = append(reasons, fmt.Sprintf("%s reads the model's size from its name (such as 1.7B or 350M), and %q has none%s", TheApp, name, hint))
 	case len(sizes) > 1:
-		reasons = append(reasons, fmt.Sprintf("name carries several sizes (%s) and the app would read the first%s", strings.Join(sizes, ", "), hint))
+		reasons = append(reasons, fmt.Sprintf("name carries several sizes (%s), and %s would read the first%s", strings.Join(sizes, ", "), TheApp, hint))
 	case NominalBillions(sizes[0]) > cfg.Watch.MaxNominalBillions:
 		reasons = append(reasons, fmt.Sprintf("named size %s is above %gB, the largest a phone is meant to run", sizes[0], cfg.Watch.MaxNominalBillions))
 	}
 	out := cfg.RepoFor(name)
 	if AppFamily(AppModelName(out, "x.pte")) == "" {
-		reasons = append(reasons, fmt.Sprintf("the app has no chat template for %s (its name reads as no app family)%s", out, hint))
+		reasons = append(reasons, NoTemplateReason(out, fam)+hint)
 	}
 	return reasons
 }
@@ -145,7 +146,7 @@ func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Ve
 	if v.Variant == "base" {
 		add("%s is a base checkpoint, and only chat models are published%s", src.Name(), hint)
 	}
-	v.Reasons = append(v.Reasons, nameReasons(cfg, src.ID, hint)...)
+	v.Reasons = append(v.Reasons, nameReasons(cfg, src.ID, fam, hint)...)
 	switch {
 	case src.AccessError != "":
 		add("%s", src.AccessError)
@@ -228,7 +229,8 @@ func appNameReasons(cfg *config.Config, src *model.Source, fam *Family) []string
 		ok = ok || t == token
 	}
 	if !ok {
-		return []string{fmt.Sprintf("name reads as app family '%s', architecture is '%s': the app would pick the wrong chat template", token, fam.Key)}
+		return []string{fmt.Sprintf("name reads as app family '%s', architecture is '%s': %s picks a chat template by that family name and would pick the wrong one; a %s release's name must carry %s",
+			token, fam.Key, TheApp, fam.Key, AppNames(fam.AppTokens...))}
 	}
 	if !fam.NamePattern.MatchString(src.Name()) {
 		return []string{fmt.Sprintf("%s is not named like a %s release (a later version on the same architecture?)", src.Name(), fam.Key)}

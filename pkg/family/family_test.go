@@ -383,3 +383,27 @@ func TestMediaTekPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestAppRefusalsSayWhatTheAppIs: every refusal that invokes the app's rules says which app
+// it is, and the no-template refusal names the family names the app takes: all of them by
+// name alone, the architecture's own once it is known (LFM2.5 for an LFM2 release).
+func TestAppRefusalsSayWhatTheAppIs(t *testing.T) {
+	c := cfg(t)
+	const app = "the app (the openweights Android app, which loads these files)"
+	lfm2 := backend.Evaluate(c, load(t, "LiquidAI/LFM2-1.2B"))
+	assert.Contains(t, lfm2.Reasons, app+" has no chat template for experimentalmachines/LFM2-1.2B-ExecuTorch: it picks one by the family name in a file's name (read lower-cased, letters and digits only), which must be LFM2.5 for the lfm2 architecture, and this one carries none")
+
+	src := load(t, "meta-llama/Llama-3.2-1B-Instruct")
+	src.ID = "someone/Qwen3-Llama-3.2-1B-Instruct"
+	v := backend.Evaluate(c, src)
+	assert.Contains(t, v.Reasons, "name reads as app family 'qwen3', architecture is 'llama': "+app+" picks a chat template by that family name and would pick the wrong one; a llama release's name must carry Llama-3.2 or SmolLM2")
+
+	for _, tc := range []struct{ id, want string }{
+		{"someone/weights-1B", app + " has no chat template for experimentalmachines/weights-1B-ExecuTorch: it picks one by the family name in a file's name (read lower-cased, letters and digits only), which must be Qwen3.5, Qwen3, Qwen2.5, SmolLM2, SmolLM3, Llama-3.2, Phi-4-mini, Gemma-3 or LFM2.5, and this one carries none"},
+		{"Qwen/Qwen2.5-Coder-1.5B-Instruct", app + " has no chat template for experimentalmachines/Qwen2.5-Coder-1.5B-Instruct-ExecuTorch: it offers none for a name containing vl, vision, coder or guard (read lower-cased, letters and digits only), and this one contains coder"},
+		{"Qwen/Qwen-Chat", app + ` reads the model's size from its name (such as 1.7B or 350M), and "Qwen-Chat" has none`},
+		{"someone/two-sizes-1B-3B", "name carries several sizes (1B, 3B), and " + app + " would read the first"},
+	} {
+		assert.Contains(t, family.NameReasons(c, tc.id), tc.want, tc.id)
+	}
+}

@@ -1,6 +1,7 @@
 package family
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,8 +19,35 @@ func Normalize(name string) string {
 	return b.String()
 }
 
+// TheApp says what "the app" is where a refusal first invokes its rules: the naming rules
+// and the runtime are the app's, and a user who has never heard of it is told which app.
+const TheApp = "the app (the openweights Android app, which loads these files)"
+
 // AppTokens are the app's family tokens, in the order the app matches them.
 var AppTokens = []string{"qwen35", "qwen3", "qwen25", "smollm2", "smollm3", "llama32", "phi4mini", "gemma3", "lfm25"}
+
+// appTokenNames spell each token as a release name carries it: the app compares names
+// lower-cased with letters and digits only, so "LFM2.5" reads as lfm25.
+var appTokenNames = map[string]string{
+	"qwen35": "Qwen3.5", "qwen3": "Qwen3", "qwen25": "Qwen2.5", "smollm2": "SmolLM2", "smollm3": "SmolLM3",
+	"llama32": "Llama-3.2", "phi4mini": "Phi-4-mini", "gemma3": "Gemma-3", "lfm25": "LFM2.5",
+}
+
+// AppNames spells tokens (every app family token when none are given) as release names,
+// joined as a sentence does: "Llama-3.2 or SmolLM2".
+func AppNames(tokens ...string) string {
+	if len(tokens) == 0 {
+		tokens = AppTokens
+	}
+	names := make([]string, len(tokens))
+	for i, t := range tokens {
+		names[i] = appTokenNames[t]
+		if names[i] == "" {
+			names[i] = t
+		}
+	}
+	return wordsOr(names)
+}
 
 // appExcluded are substrings after which the app offers no chat template.
 var appExcluded = []string{"vl", "vision", "coder", "guard"}
@@ -27,21 +55,53 @@ var appExcluded = []string{"vl", "vision", "coder", "guard"}
 // AppFamily is the app's family token for an installed file name, "" when the app has no
 // chat template for it.
 func AppFamily(name string) string {
+	t, _ := appFamily(name)
+	return t
+}
+
+// appFamily is AppFamily with the excluded substring that left a name without one ("" when
+// the name carries no family token at all).
+func appFamily(name string) (token, excluded string) {
 	n := Normalize(name)
 	if strings.Contains(n, "lfm25vl") {
-		return "lfm25"
+		return "lfm25", ""
 	}
 	for _, x := range appExcluded {
 		if strings.Contains(n, x) {
-			return ""
+			return "", x
 		}
 	}
 	for _, t := range AppTokens {
 		if strings.Contains(n, t) {
-			return t
+			return t, ""
 		}
 	}
-	return ""
+	return "", ""
+}
+
+// NoTemplateReason says why the app has no chat template for what is published as repo:
+// an excluded word in its installed name, or no family name the app knows; with fam, which
+// names the app takes for that architecture.
+func NoTemplateReason(repo string, fam *Family) string {
+	const read = "read lower-cased, letters and digits only"
+	if _, x := appFamily(AppModelName(repo, "x.pte")); x != "" {
+		return fmt.Sprintf("%s has no chat template for %s: it offers none for a name containing %s (%s), and this one contains %s",
+			TheApp, repo, wordsOr(appExcluded), read, x)
+	}
+	takes := AppNames()
+	if fam != nil {
+		takes = fmt.Sprintf("%s for the %s architecture", AppNames(fam.AppTokens...), fam.Key)
+	}
+	return fmt.Sprintf("%s has no chat template for %s: it picks one by the family name in a file's name (%s), which must be %s, and this one carries none",
+		TheApp, repo, read, takes)
+}
+
+// wordsOr joins words as a sentence does: "a, b or c".
+func wordsOr(ws []string) string {
+	if len(ws) < 2 {
+		return strings.Join(ws, "")
+	}
+	return strings.Join(ws[:len(ws)-1], ", ") + " or " + ws[len(ws)-1]
 }
 
 // appBackends is the app's table for reading a backend from a path, in the order it

@@ -1,6 +1,7 @@
 package fileutil
 
 import (
+	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestError checks that the wrappers Go's os package puts around a cause are dropped, so
@@ -32,6 +34,43 @@ func TestError(t *testing.T) {
 			err := Error("open", "/m/a.pte", tc.err)
 			assert.Equal(t, tc.want, err.Error())
 			assert.ErrorIs(t, err, tc.err)
+		})
+	}
+}
+
+// TestReasonWordsJSON: a JSON decoding error reads as a sentence, without encoding/json's
+// "json: " prefix or Go's type names.
+func TestReasonWordsJSON(t *testing.T) {
+	var v struct {
+		Rows map[string]struct {
+			Token int `json:"token"`
+		} `json:"rows"`
+		Tokens []string `json:"tokens"`
+		Ok     bool     `json:"ok"`
+		N      uint8    `json:"n"`
+	}
+	var num json.Number
+	tests := []struct {
+		name, in string
+		into     any
+		want     string
+	}{
+		{"not JSON", `done`, &v, "not valid JSON (invalid character 'd' looking for beginning of value, at byte 1)"},
+		{"cut short", `{"rows": `, &v, "not valid JSON (unexpected end of JSON input, at byte 9)"},
+		{"wrong kind", `{"rows": {"q": {"token": "7"}}}`, &v, `field "rows.token" is a string, not a number`},
+		{"object for a list", `{"tokens": {}}`, &v, `field "tokens" is an object, not a list`},
+		{"number for a bool", `{"ok": 1}`, &v, `field "ok" is a number, not true or false`},
+		{"out of range", `{"n": 300}`, &v, `field "n" is the number 300, not a number`},
+		{"invalid number", `"abc"`, &num, `invalid number literal, trying to unmarshal "\"abc\"" into Number`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := json.Unmarshal([]byte(tc.in), tc.into)
+			require.Error(t, err)
+			got := Reason(err)
+			assert.Equal(t, tc.want, got)
+			assert.NotContains(t, got, "json: ")
+			assert.NotContains(t, got, "Go value")
 		})
 	}
 }

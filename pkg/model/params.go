@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
 
 // Safetensors file names, as the Hub and the official client use them.
@@ -84,19 +86,19 @@ func ReadHeader(ctx context.Context, f Files, name string) (*Header, error) {
 func parseHeader(name string, raw []byte) (*Header, error) {
 	var entries map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &entries); err != nil {
-		return nil, fmt.Errorf("%s: header is not a JSON object: %w", name, err)
+		return nil, fmt.Errorf("%s: its header is not a JSON object: %s", name, fileutil.Reason(err))
 	}
 	h := &Header{Tensors: make(map[string]Tensor, len(entries))}
 	for k, v := range entries {
 		if k == "__metadata__" {
 			if err := json.Unmarshal(v, &h.Metadata); err != nil {
-				return nil, fmt.Errorf("%s: __metadata__ is not a string map: %w", name, err)
+				return nil, fmt.Errorf("%s: its __metadata__ is not an object of strings: %s", name, fileutil.Reason(err))
 			}
 			continue
 		}
 		var t Tensor
 		if err := json.Unmarshal(v, &t); err != nil {
-			return nil, fmt.Errorf("%s: tensor %q: %w", name, k, err)
+			return nil, fmt.Errorf("%s: tensor %q in its header: %s", name, k, fileutil.Reason(err))
 		}
 		if t.Dtype == "" || len(t.DataOffsets) != 2 || t.DataOffsets[0] > t.DataOffsets[1] || t.DataOffsets[0] < 0 {
 			return nil, fmt.Errorf("%s: tensor %q has no dtype or bad data_offsets %v", name, k, t.DataOffsets)
@@ -149,7 +151,7 @@ func ReadIndex(ctx context.Context, f Files) (*Index, error) {
 	}
 	var ix Index
 	if err := json.Unmarshal(b, &ix); err != nil {
-		return nil, fmt.Errorf("%s: %w", IndexFile, err)
+		return nil, fmt.Errorf("%s is not a safetensors index: %s", IndexFile, fileutil.Reason(err))
 	}
 	if len(ix.WeightMap) == 0 {
 		return nil, fmt.Errorf("%s: weight_map is empty", IndexFile)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
 
 // Source is one source model as the pipeline sees it: its metadata and architecture,
@@ -94,7 +96,7 @@ func Load(ctx context.Context, s *Source, f Files) error {
 	if g, err := f.ReadFile(ctx, "generation_config.json"); err == nil {
 		var m map[string]any
 		if err := json.Unmarshal(g, &m); err != nil {
-			return fmt.Errorf("%s/generation_config.json: %w", s.ID, err)
+			return fmt.Errorf("generation_config.json of %s is not valid: %s", s.ID, fileutil.Reason(err))
 		}
 		s.Generation = m
 	} else if !errors.Is(err, fs.ErrNotExist) {

@@ -13,8 +13,10 @@ import (
 
 // Plan is the whole answer for one model.
 type Plan struct {
-	Model    string `json:"model"`
-	Revision string `json:"revision,omitempty"`
+	// SchemaVersion is the version of this JSON (SchemaVersion); Decode refuses another.
+	SchemaVersion int    `json:"schema_version"`
+	Model         string `json:"model"`
+	Revision      string `json:"revision,omitempty"`
 	// RevisionNote says why Revision was not checked (an offline plan).
 	RevisionNote string          `json:"revision_note,omitempty"`
 	Origin       string          `json:"origin"`
@@ -86,7 +88,7 @@ type Row struct {
 // Build computes the plan of a loaded source. only, when set, limits the backends shown.
 func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 	v := backend.Evaluate(cfg, src)
-	p := &Plan{Model: src.ID, Revision: src.Revision, RevisionNote: src.RevisionNote, Origin: src.Origin, Verdict: v, Params: src.Params,
+	p := &Plan{SchemaVersion: SchemaVersion, Model: src.ID, Revision: src.Revision, RevisionNote: src.RevisionNote, Origin: src.Origin, Verdict: v, Params: src.Params,
 		PhoneBudgetBytes: cfg.Export.DeviceBudgetBytes, PhoneOverheadBytes: cfg.Export.RuntimeOverheadBytes}
 	var sm *sizing.Model
 	if family.ByKey(v.Family) != nil && src.Config != nil {

@@ -223,7 +223,7 @@ func TestRefusals(t *testing.T) {
 		}, "tokenizer files must stay at the repo root"},
 		{"repo name with xnnpack", func(t *testing.T, dir, rp string) string {
 			return "experimentalmachines/SmolLM2-360M-Instruct-xnnpack"
-		}, "breaks the app's naming rules: the repo name contains xnnpack"},
+		}, "breaks the naming rules of the app (the openweights Android app, which loads these files): the repo name contains xnnpack"},
 		{"repo name without a size", func(t *testing.T, dir, rp string) string {
 			return "experimentalmachines/SmolLM2-Instruct-ExecuTorch"
 		}, "the repo name carries no size"},

@@ -82,10 +82,17 @@ func verified(ctx context.Context, root, p, pathInRepo string, want report.File,
 	return hub.CommitFile{PathInRepo: pathInRepo, LocalPath: p, Size: d.Bytes, SHA256: d.SHA256}, nil
 }
 
-// checkLicense refuses license fields the Hub would reject or that would rewrite the
-// card's front matter, before the repo is created.
+// checkLicense refuses, before the repo is created, a source that names no license (the
+// card publishes the files "distributed under the same terms" as the source, so it needs
+// terms to name) and license fields the Hub would reject or that would rewrite the card's
+// front matter.
 func (w *Window) checkLicense(reportPath string) error {
 	l := w.Report.Source.License
+	if l.License == "" && l.LicenseName == "" {
+		return fmt.Errorf("report %s: the source model %s names no license in its model card (README.md front matter: license, or license_name); "+
+			"the published files are distributed under the source's own terms, so a source without a license cannot be published: "+
+			"give the license in the source's model card and export again", reportPath, w.Report.Source.ID)
+	}
 	if err := hub.CheckLicense(l.License, l.LicenseName, l.LicenseLink); err != nil {
 		return fmt.Errorf("report %s: the source's %w", reportPath, err)
 	}

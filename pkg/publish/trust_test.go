@@ -3,8 +3,11 @@ package publish
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -167,17 +170,83 @@ func TestRelativeExportFolder(t *testing.T) {
 }
 
 // TestRefusedBeforeTheRepoIsCreated: a window refused for its license never reaches the
-// Hub: Load fails, so Publish is never called and no repo appears.
+// Hub: Load fails, so Publish is never called, the server sees no request (no repo is
+// created) and the sentence names the source model and the report. A source that names
+// no license is refused with the rule: the card publishes the files under its terms.
 func TestRefusedBeforeTheRepoIsCreated(t *testing.T) {
-	srv, c := newHub(t)
-	dir := t.TempDir()
-	rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
-	editReport(t, rp, func(r map[string]any) {
-		r["source"].(map[string]any)["license"] = map[string]any{"license": "mit\nlicense_link: https://evil.example"}
-	})
-	_, err := publishDir(context.Background(), c, dir, rp)
-	require.Error(t, err)
-	assert.Equal(t, "", srv.Head(testRepo), "no repo was created")
+	const noLicense = "report %s: the source model " + testModel + " names no license in its model card (README.md front matter: license, or license_name); " +
+		"the published files are distributed under the source's own terms, so a source without a license cannot be published: " +
+		"give the license in the source's model card and export again"
+	cases := []struct {
+		name    string
+		license any    // the report's source.license; nil drops the field
+		want    string // the whole sentence (%s: the report's path), or a part of it
+		exact   bool
+	}{
+		{"no license fields", map[string]any{}, noLicense, true},
+		{"no license field at all", nil, noLicense, true},
+		{"empty license and name", map[string]any{"license": "", "license_name": ""}, noLicense, true},
+		{"only a license link", map[string]any{"license_link": "LICENSE"}, noLicense, true},
+		{"license that rewrites the card", map[string]any{"license": "mit\nlicense_link: https://evil.example"}, `the source's license "mit\nlicense_link: https://evil.example" is not a Hub license id`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, c := newHub(t)
+			dir := t.TempDir()
+			rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+			editReport(t, rp, func(r map[string]any) {
+				src := r["source"].(map[string]any)
+				if tc.license == nil {
+					delete(src, "license")
+				} else {
+					src["license"] = tc.license
+				}
+			})
+			_, err := publishDir(context.Background(), c, dir, rp)
+			require.Error(t, err)
+			if tc.exact {
+				assert.Equal(t, fmt.Sprintf(tc.want, rp), err.Error())
+			} else {
+				assert.Contains(t, err.Error(), tc.want)
+				assert.Contains(t, err.Error(), "report "+rp)
+			}
+			for _, r := range srv.Requests() {
+				assert.False(t, r.Method == http.MethodPost && r.Path == "/api/repos/create", "the repo was created: %+v", r)
+			}
+			assert.Empty(t, srv.Requests(), "the Hub was asked")
+			assert.Equal(t, "", srv.Head(testRepo), "no repo was created")
+		})
+	}
+}
+
+// TestSourceLicensePublished: a source that names its license, by id or by name, is
+// published, and the card names those terms.
+func TestSourceLicensePublished(t *testing.T) {
+	cases := []struct {
+		name    string
+		license map[string]any
+		front   string // the card's license lines
+		terms   string
+	}{
+		{"Hub license id", map[string]any{"license": "apache-2.0"}, "license: apache-2.0\n", "apache-2.0"},
+		{"Llama 3.2", map[string]any{"license": "llama3.2"}, "license: llama3.2\n", "llama3.2"},
+		{"other, by name and file", map[string]any{"license": "other", "license_name": "lfm1.0", "license_link": "LICENSE"},
+			"license: other\nlicense_name: lfm1.0\nlicense_link: LICENSE\n", "lfm1.0"},
+		{"a name alone", map[string]any{"license_name": "lfm1.0"}, "license_name: lfm1.0\n", "lfm1.0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, c := newHub(t)
+			dir := t.TempDir()
+			rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+			editReport(t, rp, func(r map[string]any) { r["source"].(map[string]any)["license"] = tc.license })
+			_, err := publishDir(context.Background(), c, dir, rp)
+			require.NoError(t, err)
+			card := string(readRepo(t, srv, testRepo).files["README.md"])
+			assert.True(t, strings.HasPrefix(card, "---\n"+tc.front+"base_model:\n"), "front matter:\n%s", card)
+			assert.Contains(t, card, "distributed under the same terms ("+tc.terms+").")
+		})
+	}
 }
 
 // TestCheckWindow: a window is positive and one the configuration gives its backend.

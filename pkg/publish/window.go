@@ -179,7 +179,7 @@ func (w *Window) checkRepo(reportPath string) error {
 			continue
 		}
 		if problems := recipe.AppRules(w.Repo, f.Path, w.Backend.AppName); len(problems) > 0 {
-			return fmt.Errorf("%s in repo %s breaks the app's naming rules: %s", f.Path, w.Repo, strings.Join(problems, "; "))
+			return fmt.Errorf("%s in repo %s breaks the naming rules of %s: %s", f.Path, w.Repo, family.TheApp, strings.Join(problems, "; "))
 		}
 	}
 	return nil

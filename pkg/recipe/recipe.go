@@ -115,7 +115,7 @@ func Build(cfg *config.Config, req Request, build Builder, appBackend string) (*
 			continue
 		}
 		if problems := AppRules(cfg.RepoFor(req.Source.Name()), o.To, appBackend); len(problems) > 0 {
-			return nil, fmt.Errorf("%s breaks the app's naming rules: %s", o.To, strings.Join(problems, "; "))
+			return nil, fmt.Errorf("%s breaks the naming rules of %s: %s", o.To, family.TheApp, strings.Join(problems, "; "))
 		}
 	}
 	return r, nil
@@ -134,7 +134,7 @@ func AppRules(repo, filePath, appBackend string) []string {
 		problems = append(problems, fmt.Sprintf("the app reads the backend of %s as %s, not %s", filePath, got, appBackend))
 	}
 	if family.AppFamily(family.AppModelName(repo, filePath)) == "" {
-		problems = append(problems, fmt.Sprintf("the installed name %s reads as no app family", family.AppModelName(repo, filePath)))
+		problems = append(problems, fmt.Sprintf("the installed name %s reads as no app family (the app takes %s)", family.AppModelName(repo, filePath), family.AppNames()))
 	}
 	if len(family.SizeHints(name)) == 0 {
 		problems = append(problems, "the repo name carries no size")

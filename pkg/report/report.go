@@ -13,26 +13,34 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/gate"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 	"github.com/experimentalmachines/exe-expo/pkg/run"
 	"github.com/experimentalmachines/exe-expo/pkg/smoke"
 )
 
+// SchemaVersion is the version of the export report's JSON this exe-expo writes and reads
+// (docs/results.md).
+const SchemaVersion = 1
+
 // Report mirrors the reference implementation's export report
 // (docs/research/reference.md#export-report), with the run's stage timings added.
 type Report struct {
-	Backend    string            `json:"backend"`
-	Target     string            `json:"target"`
-	TargetName string            `json:"target_name,omitempty"`
-	Tokenizer  string            `json:"tokenizer,omitempty"`
-	OutputRepo string            `json:"output_repo"`
-	Source     Source            `json:"source"`
-	Toolchain  map[string]string `json:"toolchain"`
-	Recipe     map[string]any    `json:"recipe"`
-	Window     Window            `json:"window"`
-	Estimates  Estimates         `json:"estimates"`
-	Conversion *Conversion       `json:"conversion,omitempty"`
-	Inputs     *Inputs           `json:"inputs,omitempty"`
-	Files      []File            `json:"files"`
+	// SchemaVersion is the version of the report's JSON (SchemaVersion): Write stamps it
+	// and Read refuses another, so a report of another meaning is never published as this.
+	SchemaVersion int               `json:"schema_version"`
+	Backend       string            `json:"backend"`
+	Target        string            `json:"target"`
+	TargetName    string            `json:"target_name,omitempty"`
+	Tokenizer     string            `json:"tokenizer,omitempty"`
+	OutputRepo    string            `json:"output_repo"`
+	Source        Source            `json:"source"`
+	Toolchain     map[string]string `json:"toolchain"`
+	Recipe        map[string]any    `json:"recipe"`
+	Window        Window            `json:"window"`
+	Estimates     Estimates         `json:"estimates"`
+	Conversion    *Conversion       `json:"conversion,omitempty"`
+	Inputs        *Inputs           `json:"inputs,omitempty"`
+	Files         []File            `json:"files"`
 	// RootFiles are the files the export put at the root of the output folder for the repo
 	// root (the tokenizer, the upstream license files), hashed as Files are, so publish
 	// sends only what the export copied.
@@ -187,6 +195,7 @@ func Name(label string) string { return "export-report-" + label + ".json" }
 // Write stores r at path atomically: a temporary file in the same folder, synced, then
 // renamed over the target.
 func Write(path string, r *Report) error {
+	r.SchemaVersion = SchemaVersion
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report %s: %w", path, err)
@@ -227,9 +236,18 @@ func Read(path string) (*Report, error) {
 	if err != nil {
 		return nil, FileError("read", path, err)
 	}
+	var v struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%s is not an export report: %s", path, fileutil.Reason(err))
+	}
+	if err := result.CheckVersion(path, "export report", v.SchemaVersion, SchemaVersion); err != nil {
+		return nil, err
+	}
 	var r Report
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s is not an export report: %w", path, err)
+		return nil, fmt.Errorf("%s is not an export report: %s", path, fileutil.Reason(err))
 	}
 	return &r, nil
 }

@@ -81,3 +81,24 @@ func TestFileErrorsAreSentences(t *testing.T) {
 		})
 	}
 }
+
+// TestReadRefusesAnotherSchema: Write stamps the schema version, and Read refuses a report
+// of another version or of none, by name, so publish never sends a report it misreads.
+func TestReadRefusesAnotherSchema(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "export-report-2k.json")
+	require.NoError(t, Write(path, &Report{Backend: "xnnpack"}))
+	r, err := Read(path)
+	require.NoError(t, err)
+	assert.Equal(t, SchemaVersion, r.SchemaVersion)
+
+	for body, says := range map[string]string{
+		`{"schema_version": 2, "backend": "xnnpack"}`: "is an exe-expo export report of schema 2, and this exe-expo reads schema 1 only",
+		`{"backend": "xnnpack"}`:                      "has no schema_version",
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(body), 0o644))
+		_, err := Read(path)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), path+" "+says)
+	}
+}

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -24,7 +25,7 @@ func (e *ExitError) Error() string {
 	if e.Signal != "" {
 		head = fmt.Sprintf("%s was killed by signal %s (status %d)", e.Tool, e.Signal, e.Status)
 	}
-	return head + tailText(e.Tail)
+	return head + cause(e.Tail)
 }
 
 // TimeoutError reports a tool that ran past its Spec.Timeout; its whole process group was
@@ -36,18 +37,30 @@ type TimeoutError struct {
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("%s timed out after %s and was killed", e.Tool, e.Timeout) + tailText(e.Tail)
+	return fmt.Sprintf("%s timed out after %s and was killed", e.Tool, e.Timeout) + cause(e.Tail)
 }
 
-func tailText(tail []string) string {
+// exceptionLine matches the line a Python traceback ends with ("KeyError: 'x'",
+// "omegaconf.errors.ConfigKeyError: Key 'groupsize' not in 'QuantizationConfig'").
+var exceptionLine = regexp.MustCompile(`^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Failure)\b(: .*)?$`)
+
+// cause is what the message says about why the tool stopped: the exception a Python
+// traceback ends with, else its last line of output. The traceback itself, and the lines
+// before, stay in the log the tool streamed to (Spec.Log) and in Tail, never in the
+// sentence a user reads first.
+func cause(tail []string) string {
 	if len(tail) == 0 {
 		return " (no output)"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "; last %d lines:", len(tail))
-	for _, l := range tail {
-		b.WriteString("\n  ")
-		b.WriteString(l)
+	for i := len(tail) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(tail[i]); exceptionLine.MatchString(l) {
+			return ": " + l
+		}
 	}
-	return b.String()
+	for i := len(tail) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(tail[i]); l != "" {
+			return fmt.Sprintf("; its last line of output was %q (the lines before it are in the log)", l)
+		}
+	}
+	return " (no output)"
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 )
 
 // Result is what one tool run cost. Tool returns it also when the tool failed or timed
@@ -74,7 +76,8 @@ func Tool(ctx context.Context, spec Spec) (Result, error) {
 	start := clk.Now()
 	sink.clock = newStageClock(spec.Stages, start)
 	if err := cmd.Start(); err != nil {
-		return res, fmt.Errorf("start %s (%s): %w", spec.Name, spec.Argv[0], err)
+		// Not "fork/exec …: …" (the program and Go's operation): the tool and why in words.
+		return res, fmt.Errorf("%s could not be started: %s cannot be run (%s)", spec.Name, spec.Argv[0], fileutil.Reason(err))
 	}
 	res.StartedAt = start.UTC().Format(TimeFormat)
 	var sampler *Sampler

@@ -70,10 +70,40 @@ func checkExit3Tail(t *testing.T, res Result, err error, out string) {
 	require.Len(t, ee.Tail, 40)
 	assert.Equal(t, "line 11", ee.Tail[0])
 	assert.Equal(t, "line 50", ee.Tail[39])
-	msg := err.Error()
-	assert.True(t, strings.HasPrefix(msg, "fake exited with status 3; last 40 lines:"), "message = %q", msg)
-	assert.Contains(t, msg, "\n  line 50")
-	assert.NotContains(t, msg, "line 10\n")
+	assert.Equal(t, `fake exited with status 3; its last line of output was "line 50" (the lines before it are in the log)`, err.Error())
+}
+
+// TestCauseIsTheException: a tool's failure reads as the exception its traceback ends
+// with, never the traceback, which stays in the log.
+func TestCauseIsTheException(t *testing.T) {
+	traceback := []string{
+		"Traceback (most recent call last):",
+		`  File "/x/export_llm.py", line 40, in main`,
+		"    cfg = OmegaConf.merge(base, override)",
+		"omegaconf.errors.ConfigKeyError: Key 'groupsize' not in 'QuantizationConfig'",
+		"    full_key: quantization.groupsize",
+		"    object_type=QuantizationConfig",
+	}
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"a traceback", &ExitError{Tool: "export_llm", Status: 1, Tail: traceback},
+			"export_llm exited with status 1: omegaconf.errors.ConfigKeyError: Key 'groupsize' not in 'QuantizationConfig'"},
+		{"a bare exception", &ExitError{Tool: "llama.py", Status: 1, Tail: []string{"loading", "RuntimeError"}},
+			"llama.py exited with status 1: RuntimeError"},
+		{"no exception", &ExitError{Tool: "t", Status: 2, Tail: []string{"a", "b", "  "}},
+			`t exited with status 2; its last line of output was "b" (the lines before it are in the log)`},
+		{"no output", &ExitError{Tool: "t", Status: 2}, "t exited with status 2 (no output)"},
+		{"a timeout", &TimeoutError{Tool: "t", Timeout: time.Minute, Tail: traceback}, "t timed out after 1m0s and was killed: omegaconf.errors.ConfigKeyError: Key 'groupsize' not in 'QuantizationConfig'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.err.Error())
+			assert.NotContains(t, tc.err.Error(), "Traceback")
+			assert.NotContains(t, tc.err.Error(), "\n")
+		})
+	}
 }
 
 func checkKilled(t *testing.T, res Result, err error, out string) {
@@ -297,6 +327,25 @@ func TestToolRejectsBadSpecs(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("err = %v, want it to contain %q", err, tc.want)
 			}
+		})
+	}
+}
+
+// TestToolWordsAStartFailure: a program that cannot be started is named with the reason in
+// words, not Go's "fork/exec PATH: …".
+func TestToolWordsAStartFailure(t *testing.T) {
+	dir := t.TempDir()
+	notExec := dir + "/export_llm"
+	require.NoError(t, os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644))
+	for _, tc := range []struct{ name, prog, want string }{
+		{"missing", dir + "/none", "export could not be started: " + dir + "/none cannot be run (no such file or directory)"},
+		{"not executable", notExec, "export could not be started: " + notExec + " cannot be run (permission denied)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Tool(context.Background(), Spec{Name: "export", Argv: []string{tc.prog}, SampleEvery: -1, Output: &bytes.Buffer{}})
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+			assert.NotContains(t, err.Error(), "fork/exec")
 		})
 	}
 }

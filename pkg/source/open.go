@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -106,5 +107,28 @@ func OpenDir(ctx context.Context, dir, id string) (*model.Source, error) {
 	if err := model.Load(ctx, src, model.Dir(abs)); err != nil {
 		return nil, err
 	}
+	card, err := readCard(filepath.Join(abs, "README.md"))
+	if err != nil {
+		return nil, err
+	}
+	src.Card = card
 	return src, nil
+}
+
+// readCard reads the metadata of a local folder's model card (README.md's YAML front
+// matter), as the Hub serves a repo's cardData: the license an export records and publish
+// requires comes from it. A folder without README.md has none.
+func readCard(p string) (map[string]any, error) {
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the model card %s: %w", p, err)
+	}
+	card, err := model.ParseCard(b)
+	if err != nil {
+		return nil, fmt.Errorf("model card %s: %w", p, err)
+	}
+	return card, nil
 }

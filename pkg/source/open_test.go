@@ -145,3 +145,38 @@ func TestOpenDirID(t *testing.T) {
 	assert.Equal(t, "not an id", bad.ID)
 	assert.Equal(t, `the model id "not an id" is not a Hugging Face model id (org/name)`, err.Error())
 }
+
+// TestOpenDirCard: a local folder's model card (README.md front matter) is the source's
+// card metadata, as the Hub's cardData is for a Hub repo: the export records its license
+// from it. A folder without a card has none; a card whose front matter is not YAML is
+// refused with its path.
+func TestOpenDirCard(t *testing.T) {
+	cases := []struct {
+		name, card string // "" writes no README.md
+		want       map[string]any
+		err        string
+	}{
+		{"license id", "---\nlicense: apache-2.0\n---\n# Qwen3\n", map[string]any{"license": "apache-2.0"}, ""},
+		{"other, by name and link", "---\nlicense: other\nlicense_name: lfm1.0\nlicense_link: LICENSE\n---\n",
+			map[string]any{"license": "other", "license_name": "lfm1.0", "license_link": "LICENSE"}, ""},
+		{"no card", "", nil, ""},
+		{"card without front matter", "# Qwen3\n", nil, ""},
+		{"front matter that is not YAML", "---\nlicense: [mit\n---\n", nil, "README.md: the YAML front matter is not a mapping"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := qwenFolder(t, "Qwen3-0.6B")
+			if tc.card != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte(tc.card), 0o644))
+			}
+			src, err := source.OpenDir(context.Background(), dir, "Qwen/Qwen3-0.6B")
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				assert.Contains(t, err.Error(), dir)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, src.Card)
+		})
+	}
+}

@@ -39,6 +39,9 @@ type Family struct {
 	ID string
 	// Files names the Hub model whose files are in families/ (default ID).
 	Files string
+	// License is the license lines of ID's real model card (its README.md front matter),
+	// which the tiny model's card carries: the export records them and publish requires them.
+	License string
 }
 
 // Families are every family export_llm builds for XNNPACK and Vulkan. SmolLM3 is not
@@ -46,11 +49,18 @@ type Family struct {
 // generation the app publishes, built from the Base checkpoint's files (the same
 // architecture and tokenizer; families/SOURCES.md).
 var Families = []Family{
-	{Name: "qwen3", ID: "Qwen/Qwen3-0.6B"},
-	{Name: "qwen2.5", ID: "Qwen/Qwen2.5-0.5B-Instruct"},
-	{Name: "llama3.2", ID: "meta-llama/Llama-3.2-1B-Instruct"},
-	{Name: "smollm2", ID: "HuggingFaceTB/SmolLM2-135M-Instruct"},
-	{Name: "lfm2.5", ID: "LiquidAI/LFM2.5-1.2B-Instruct", Files: "LiquidAI/LFM2.5-1.2B-Base"},
+	{Name: "qwen3", ID: "Qwen/Qwen3-0.6B", License: "license: apache-2.0\nlicense_link: https://huggingface.co/Qwen/Qwen3-0.6B/blob/main/LICENSE\n"},
+	{Name: "qwen2.5", ID: "Qwen/Qwen2.5-0.5B-Instruct", License: "license: apache-2.0\nlicense_link: https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/blob/main/LICENSE\n"},
+	{Name: "llama3.2", ID: "meta-llama/Llama-3.2-1B-Instruct", License: "license: llama3.2\n"},
+	{Name: "smollm2", ID: "HuggingFaceTB/SmolLM2-135M-Instruct", License: "license: apache-2.0\n"},
+	{Name: "lfm2.5", ID: "LiquidAI/LFM2.5-1.2B-Instruct", Files: "LiquidAI/LFM2.5-1.2B-Base", License: "license: other\nlicense_name: lfm1.0\nlicense_link: LICENSE\n"},
+}
+
+// Card is the tiny model's model card (README.md): YAML front matter with the real card's
+// license, and a line saying what the model is.
+func (f Family) Card() []byte {
+	return []byte("---\n" + f.License + "---\n\n# Tiny " + f.ID + " (test model)\n\n" +
+		"A tiny model with " + f.ID + "'s architecture, scaled down, random weights and a test tokenizer, for exe-expo's tests.\n")
 }
 
 func (f Family) filesDir() string {
@@ -125,6 +135,9 @@ func Build(ctx context.Context, python string, cfg *config.Config, f Family, out
 	var r Result
 	if err := json.Unmarshal(lastLine(stdout.Bytes()), &r); err != nil {
 		return nil, fmt.Errorf("the tiny %s model's builder answered %q: %w", f.Name, stdout.String(), err)
+	}
+	if err := os.WriteFile(filepath.Join(out, "README.md"), f.Card(), 0o644); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }

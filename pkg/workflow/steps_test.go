@@ -1,9 +1,7 @@
 package workflow
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
 // These tests run the committed run: scripts with bash as Actions does (-eo pipefail),
@@ -27,6 +26,12 @@ import (
 // inspect, fails the files whose name starts with "bad".
 const stub = `#!/bin/sh
 printf '%s\n' "$*" >> "$STUB_ARGS"
+res="" prev=""
+for a in "$@"; do
+  if [ "$prev" = --result ]; then res="$a"; fi
+  prev="$a"
+done
+if [ -n "$res" ] && [ -s "$STUB_RESULT" ]; then mkdir -p "$(dirname "$res")" && cp "$STUB_RESULT" "$res"; fi
 if [ "$1" = gate ] && [ -n "$STUB_GATE_RC" ]; then exit "$STUB_GATE_RC"; fi
 if [ "$1" = inspect ]; then
   case "$(basename "$2")" in bad*) exit 2 ;; esac
@@ -62,10 +67,12 @@ type stepRun struct {
 	dir     string
 }
 
-// answer is what the stand-in exe-expo prints and how it exits.
+// answer is what the stand-in exe-expo prints, the result it writes where --result says,
+// and how it exits.
 type answer struct {
 	stdout, stderr string
 	rc             int
+	result         string
 }
 
 // runStep runs script in a fresh folder, laid out by prepare when given, with env and the
@@ -79,7 +86,7 @@ func runStep(t *testing.T, script string, env map[string]string, ans answer, pre
 		prepare(dir)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "exe-expo"), []byte(stub), 0o755))
-	files := map[string]string{"STUB_STDOUT": ans.stdout, "STUB_STDERR": ans.stderr, "GITHUB_OUTPUT": "", "STUB_ARGS": ""}
+	files := map[string]string{"STUB_STDOUT": ans.stdout, "STUB_STDERR": ans.stderr, "STUB_RESULT": ans.result, "GITHUB_OUTPUT": "", "STUB_ARGS": ""}
 	vars := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "RUNNER_TEMP=" + t.TempDir(), "STUB_RC=" + strconv.Itoa(ans.rc)}
 	for name, content := range files {
 		p := filepath.Join(t.TempDir(), name)
@@ -116,44 +123,6 @@ func runStep(t *testing.T, script string, env map[string]string, ans answer, pre
 	return r
 }
 
-// realPlan is what `exe-expo plan MODEL --backend B --json` prints offline, and its code.
-func realPlan(t *testing.T, model, backendName string) (string, int) {
-	t.Helper()
-	t.Setenv("EXE_EXPO_OFFLINE", "1")
-	t.Setenv("GITHUB_STEP_SUMMARY", "")
-	var out, errs strings.Builder
-	code := cli.Main(context.Background(), []string{"plan", model, "--backend", backendName, "--json"}, strings.NewReader(""), &out, &errs)
-	require.Contains(t, []int{cli.ExitOK, cli.ExitNotEligible}, code, errs.String())
-	return out.String(), code
-}
-
-type planWindow struct {
-	Window  int    `json:"window"`
-	Runner  string `json:"runner"`
-	SwapGiB int    `json:"swap_gib"`
-	Skip    string `json:"skip"`
-}
-
-// planned splits a plan's windows into those placed on a runner and those skipped.
-func planned(t *testing.T, planJSON string) (placed, skipped []planWindow) {
-	t.Helper()
-	var p struct {
-		Backends []struct {
-			Windows []planWindow `json:"windows"`
-		} `json:"backends"`
-	}
-	require.NoError(t, json.Unmarshal([]byte(planJSON), &p))
-	require.Len(t, p.Backends, 1)
-	for _, w := range p.Backends[0].Windows {
-		if w.Skip != "" {
-			skipped = append(skipped, w)
-		} else {
-			placed = append(placed, w)
-		}
-	}
-	return placed, skipped
-}
-
 type legWindow struct {
 	Window  int    `json:"window"`
 	Runner  string `json:"runner,omitempty"`
@@ -169,74 +138,32 @@ func legs(t *testing.T, s string) []legWindow {
 	return out
 }
 
-func TestPlanStepBuildsTheMatrix(t *testing.T) {
-	planScript := script(t, "export-mediatek.yml", "plan", "Plan the windows")
-	stdout, code := realPlan(t, "Qwen/Qwen3-4B", "mediatek")
-	placed, skipped := planned(t, stdout)
-	require.NotEmpty(t, placed, "the case needs windows a runner can build")
-	require.NotEmpty(t, skipped, "the case needs windows no runner can build")
-	env := map[string]string{"MODEL_ID": "Qwen/Qwen3-4B", "REVISION": "main", "BACKEND": "mediatek",
-		"CONTEXTS": "512, 2048, 4096, 8192, 16384, 32768", "SOCS": "MT6991, MT6989"}
-
-	r := runStep(t, planScript, env, answer{stdout: stdout, rc: code}, nil)
-	require.Equal(t, 0, r.code, r.log)
-	assert.Equal(t, []string{"plan Qwen/Qwen3-4B --revision main --backend mediatek --json"}, r.args)
-	var wantLegs, wantSkips []legWindow
-	for _, w := range placed {
-		require.NotEmpty(t, w.Runner)
-		wantLegs = append(wantLegs, legWindow{Window: w.Window, Runner: w.Runner, SwapGiB: w.SwapGiB})
-	}
-	for _, w := range skipped {
-		wantSkips = append(wantSkips, legWindow{Window: w.Window, Reason: w.Skip})
-	}
-	assert.Equal(t, wantLegs, legs(t, r.outputs["windows"]))
-	assert.Equal(t, wantSkips, legs(t, r.outputs["skipped"]))
-	assert.Equal(t, `["MT6991","MT6989"]`, r.outputs["socs"])
-
-	env["CONTEXTS"] = fmt.Sprintf("%d, %d", placed[0].Window, skipped[0].Window)
-	r = runStep(t, planScript, env, answer{stdout: stdout, rc: code}, nil)
-	require.Equal(t, 0, r.code, r.log)
-	assert.Equal(t, wantLegs[:1], legs(t, r.outputs["windows"]), "contexts narrows the matrix")
-	assert.Equal(t, wantSkips[:1], legs(t, r.outputs["skipped"]))
+// resultJSON is a result as the CLI writes it (pkg/result), for the stand-in to leave.
+func resultJSON(t *testing.T, command string, code int, reason string, o result.Outputs) string {
+	t.Helper()
+	r := result.New(command)
+	r.Reason, r.Outputs = reason, o
+	r.Finish(code)
+	path := filepath.Join(t.TempDir(), "result.json")
+	require.NoError(t, result.Write(path, r))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(data)
 }
 
-func TestPlanStepRefuses(t *testing.T) {
-	planScript := script(t, "export-vulkan.yml", "plan", "Plan the windows")
-	for _, tc := range []struct {
-		name, model, contexts string
-		code                  int
-		says                  string
-	}{
-		{"a window the backend does not have", "Qwen/Qwen3-0.6B", "1000 2048", 2, "::error::contexts: 1000 is not among this backend's windows"},
-		{"a model the backend refuses", "google/gemma-3-1b-it", "2048", 2, "::error::Vulkan (GPU) does not take this model: Gemma 3 is not in ExecuTorch 1.4.0 export_llm's model list"},
-		{"a model that is not eligible", "Qwen/Qwen3-8B", "2048", cli.ExitNotEligible, "::error::Qwen/Qwen3-8B is not eligible: "},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			stdout, code := realPlan(t, tc.model, "vulkan")
-			env := map[string]string{"MODEL_ID": tc.model, "REVISION": "main", "BACKEND": "vulkan", "CONTEXTS": tc.contexts}
-			r := runStep(t, planScript, env, answer{stdout: stdout, rc: code}, nil)
-			assert.Equal(t, tc.code, r.code, r.log)
-			assert.Contains(t, r.log, tc.says)
-			assert.Empty(t, r.outputs["windows"], "a refused plan gives no matrix")
-		})
-	}
-}
-
+// TestExportStepTurnsASkipIntoAGreenJob: the export leg leaves the command's result in
+// out/results/ whatever it did, and a skip (4) is a green job whose result verify reads.
 func TestExportStepTurnsASkipIntoAGreenJob(t *testing.T) {
 	const reason = "window 32768 needs about 140.2 GiB; this runner has 23.4 GiB RAM + 24 GiB swap"
-	stderr := "loading Qwen/Qwen3-0.6B\n" + reason + "\n"
-	stdout := "::warning::Qwen/Qwen3-0.6B cannot be exported on this runner: " + reason + "\n"
+	stderr := "loading Qwen/Qwen3-0.6B\nexport skipped: " + reason + "\n"
 	for _, tc := range []struct {
 		file, backend string
 		env           map[string]string
 		args          string
-		skipFile      string
-		skip          legWindow
+		resultFile    string
 	}{
-		{"export-qnn.yml", "qnn", map[string]string{"SOC": "SM8750"}, " --soc SM8750", "skipped-32768-SM8750.json",
-			legWindow{Window: 32768, SoC: "SM8750", Reason: reason}},
-		{"export-xnnpack.yml", "xnnpack", map[string]string{"QMODE": ""}, " --qmode ", "skipped-32768.json",
-			legWindow{Window: 32768, Reason: reason}},
+		{"export-qnn.yml", "qnn", map[string]string{"SOC": "SM8750"}, " --soc SM8750", "export-32768-SM8750.json"},
+		{"export-xnnpack.yml", "xnnpack", map[string]string{"QMODE": ""}, " --qmode ", "export-32768.json"},
 	} {
 		exportScript := script(t, tc.file, "export", "Export")
 		env := map[string]string{"MODEL_ID": "Qwen/Qwen3-0.6B", "REVISION": "main", "BACKEND": tc.backend, "CONTEXT": "32768", "WORK_DIR": "/runner/exe-expo-work"}
@@ -244,24 +171,20 @@ func TestExportStepTurnsASkipIntoAGreenJob(t *testing.T) {
 			env[k] = v
 		}
 		for _, rc := range []int{0, 2, 4} {
-			r := runStep(t, exportScript, env, answer{stdout, stderr, rc}, nil)
+			res := resultJSON(t, "export", rc, reason, result.Outputs{Skipped: []result.Skipped{{Window: 32768, SoC: tc.env["SOC"], Reason: reason}}})
+			r := runStep(t, exportScript, env, answer{stderr: stderr, rc: rc, result: res}, nil)
 			want := rc
 			if rc == cli.ExitSkipped {
 				want = 0
 			}
 			assert.Equal(t, want, r.code, "%s, exe-expo exits %d: %s", tc.file, rc, r.log)
 			require.Len(t, r.args, 1)
-			assert.Regexp(t, `^export --backend `+tc.backend+` Qwen/Qwen3-0.6B --revision main --context 32768`+tc.args+` --out out --work /runner/exe-expo-work$`, r.args[0])
+			assert.Regexp(t, `^export --backend `+tc.backend+` Qwen/Qwen3-0.6B --revision main --context 32768`+tc.args+
+				` --out out --work /runner/exe-expo-work --result out/results/`+tc.resultFile+`$`, r.args[0])
 			assert.Contains(t, r.log, reason, "the tool's log reaches the job's log")
-			data, err := os.ReadFile(filepath.Join(r.dir, "out", tc.skipFile))
-			if rc != cli.ExitSkipped {
-				assert.True(t, os.IsNotExist(err), "%s: exit %d recorded a skip", tc.file, rc)
-				continue
-			}
-			require.NoError(t, err)
-			var got legWindow
-			require.NoError(t, json.Unmarshal(data, &got))
-			assert.Equal(t, tc.skip, got)
+			data, err := os.ReadFile(filepath.Join(r.dir, "out", "results", tc.resultFile))
+			require.NoError(t, err, "the result is uploaded with the files, for verify")
+			assert.Equal(t, res, string(data))
 		}
 	}
 }
@@ -281,12 +204,14 @@ func TestVerifyStepChecksEveryFile(t *testing.T) {
 		files    string
 		calls    []string
 	}{
-		{"all pass", true, 0, 0, `["qnn/SM8650/a-2k.pte","qnn/SM8750/a-2k.pte"]`, []string{"smoke out --backend qnn"}},
-		{"smoke fails", true, 2, 2, `[]`, []string{"smoke out --backend qnn"}},
+		{"all pass", true, 0, 0, `["qnn/SM8650/a-2k.pte","qnn/SM8750/a-2k.pte"]`, []string{"smoke out --backend qnn --result "}},
+		{"smoke fails", true, 2, 2, `[]`, []string{"smoke out --backend qnn --result "}},
 		{"nothing exported", false, 0, 0, `[]`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := runStep(t, verifyScript, env, answer{rc: tc.rc}, func(dir string) {
+			res := resultJSON(t, "smoke", tc.rc, "", result.Outputs{Files: []string{"qnn/SM8650/a-2k.pte", "qnn/SM8750/a-2k.pte"},
+				Skipped: []result.Skipped{{Window: 16384, SoC: "SM8650", Reason: "gate"}}})
+			r := runStep(t, verifyScript, env, answer{rc: tc.rc, result: res}, func(dir string) {
 				if !tc.exported {
 					return
 				}
@@ -295,11 +220,13 @@ func TestVerifyStepChecksEveryFile(t *testing.T) {
 					require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
 					require.NoError(t, os.WriteFile(full, []byte("x"), 0o644))
 				}
-				require.NoError(t, os.WriteFile(filepath.Join(dir, "out", "skipped-16384-SM8650.json"), []byte(`{"window":16384,"soc":"SM8650","reason":"gate"}`), 0o644))
 			})
 			assert.Equal(t, tc.code, r.code, r.log)
 			assert.Equal(t, tc.files, r.outputs["files"])
-			assert.Equal(t, tc.calls, r.args)
+			require.Len(t, r.args, len(tc.calls))
+			for i, want := range tc.calls {
+				assert.True(t, strings.HasPrefix(r.args[i], want), "call %d: %q, want %q…", i, r.args[i], want)
+			}
 			want := []legWindow{{Window: 32768, Reason: "no runner"}}
 			if tc.exported {
 				want = append(want, legWindow{Window: 16384, SoC: "SM8650", Reason: "gate"})
@@ -319,7 +246,7 @@ func TestVerifyStepChecksEveryFile(t *testing.T) {
 // the publish.
 func TestVerifyStepGatesWithReference(t *testing.T) {
 	verifyScript := scriptAt(t, filepath.Join("testdata", "every-command", "export-xnnpack.yml"), "verify", "Check every file")
-	smokeCall := "smoke out --backend xnnpack"
+	smokeCall := "smoke out --backend xnnpack --result "
 	gateCall := "gate out --source Qwen/Qwen3-0.6B --revision main --reference codes/gate.json --backend xnnpack --work "
 	for _, tc := range []struct {
 		name         string
@@ -334,7 +261,8 @@ func TestVerifyStepGatesWithReference(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := map[string]string{"BACKEND": "xnnpack", "MODEL_ID": "Qwen/Qwen3-0.6B", "REVISION": "main", "PLAN_SKIPPED": "[]", "STUB_GATE_RC": strconv.Itoa(tc.gateRC)}
-			r := runStep(t, verifyScript, env, answer{}, func(dir string) {
+			res := resultJSON(t, "smoke", 0, "", result.Outputs{Files: []string{"xnnpack/a-2k.pte"}})
+			r := runStep(t, verifyScript, env, answer{result: res}, func(dir string) {
 				for _, p := range []string{"out/xnnpack/a-2k.pte", "out/xnnpack/export-report-2k.json"} {
 					require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
 					require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte("x"), 0o644))

@@ -41,11 +41,53 @@ func snapshotFile(id, name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(filepath.Dir(self), "..", "..", "snapshot", "data", strings.Replace(id, "/", "__", 1), name))
 }
 
+// cardLicenses are the license lines of the snapshot models' real model cards (README.md
+// front matter), which the export records and publish requires.
+var cardLicenses = map[string]string{
+	"HuggingFaceTB/SmolLM2-135M-Instruct":       "license: apache-2.0\n",
+	"HuggingFaceTB/SmolLM2-360M-Instruct":       "license: apache-2.0\n",
+	"HuggingFaceTB/SmolLM3-3B":                  "license: apache-2.0\n",
+	"LiquidAI/LFM2-1.2B":                        "license: other\nlicense_name: lfm1.0\nlicense_link: LICENSE\n",
+	"LiquidAI/LFM2.5-1.2B-Base":                 "license: other\nlicense_name: lfm1.0\nlicense_link: LICENSE\n",
+	"Qwen/Qwen2.5-0.5B-Instruct":                qwenApache("Qwen/Qwen2.5-0.5B-Instruct"),
+	"Qwen/Qwen2.5-1.5B":                         qwenApache("Qwen/Qwen2.5-1.5B"),
+	"Qwen/Qwen2.5-VL-3B-Instruct":               "license: other\nlicense_name: qwen-research\nlicense_link: https://huggingface.co/Qwen/Qwen2.5-VL-3B-Instruct/blob/main/LICENSE\n",
+	"Qwen/Qwen3-0.6B":                           qwenApache("Qwen/Qwen3-0.6B"),
+	"Qwen/Qwen3-1.7B":                           qwenApache("Qwen/Qwen3-1.7B"),
+	"Qwen/Qwen3-4B":                             qwenApache("Qwen/Qwen3-4B"),
+	"Qwen/Qwen3-8B":                             qwenApache("Qwen/Qwen3-8B"),
+	"Qwen/Qwen3-30B-A3B":                        qwenApache("Qwen/Qwen3-30B-A3B"),
+	"Qwen/Qwen3-30B-A3B-FP8":                    qwenApache("Qwen/Qwen3-30B-A3B-FP8"),
+	"google/gemma-3-1b-it":                      "license: gemma\n",
+	"google/gemma-3-4b-it":                      "license: gemma\n",
+	"meta-llama/Llama-3.2-1B-Instruct":          "license: llama3.2\n",
+	"meta-llama/Llama-4-Scout-17B-16E-Instruct": "license: other\nlicense_name: llama4\n",
+	"microsoft/Phi-4-mini-instruct":             "license: mit\n",
+}
+
+func qwenApache(id string) string {
+	return "license: apache-2.0\nlicense_link: https://huggingface.co/" + id + "/blob/main/LICENSE\n"
+}
+
+// Card is a model card for id: YAML front matter carrying the license of id's real card,
+// and a line saying what the folder is. ok is false for a model the snapshot lacks.
+func Card(id string) (card []byte, ok bool) {
+	l, ok := cardLicenses[id]
+	if !ok {
+		return nil, false
+	}
+	return []byte("---\n" + l + "---\n\n# " + id + " (test stand-in)\n\nA test folder with " + id + "'s real configuration and tiny weights.\n"), true
+}
+
 // ModelDir writes a model folder for id: its real config.json and generation_config.json,
-// a tokenizer, a license, and a real safetensors file naming every tensor of the
-// architecture (tiny shapes).
+// a model card (README.md) with the real card's license, a tokenizer, a license file, and a
+// real safetensors file naming every tensor of the architecture (tiny shapes).
 func ModelDir(t testing.TB, id string) string {
 	t.Helper()
+	card, ok := Card(id)
+	if !ok {
+		t.Fatalf("exporttest has no model card license for %s: add the real card's to cardLicenses", id)
+	}
 	dir := filepath.Join(t.TempDir(), filepath.Base(id))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -63,6 +105,7 @@ func ModelDir(t testing.TB, id string) string {
 	if g, err := snapshotFile(id, "generation_config.json"); err == nil {
 		write("generation_config.json", g)
 	}
+	write("README.md", card)
 	write("tokenizer.json", []byte(`{"model":{}}`))
 	write("LICENSE", []byte("Apache License 2.0\n"))
 	var c struct {
