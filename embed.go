@@ -6,9 +6,10 @@ package exeexpo
 import "embed"
 
 // ConfigFS holds config/pipeline.yaml and config/versions.env as committed, so that a
-// binary built from this repository plans with the same settings as the workflows.
+// binary built from this repository plans with the same settings as the workflows, and the
+// gate's fidelity text pipeline.yaml names (gate.fidelity_text).
 //
-//go:embed config/pipeline.yaml config/versions.env
+//go:embed config/pipeline.yaml config/versions.env config/fidelity-text.txt
 var ConfigFS embed.FS
 
 // PythonFS holds python/export.lock and python/mtk-py310.lock, so that setup-export

@@ -84,6 +84,15 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	card, err := srv.FileBytes(out, "main", "README.md")
 	require.NoError(t, err)
 	assert.Contains(t, string(card), "distributed under the same terms (apache-2.0).", "the tiny model card's license")
+	// the card from the real reports: the quality column (the real gate's figures against
+	// the solve job's fp32 reference), the delegate coverage read from the real .pte, and
+	// the phone table
+	assert.Regexp(t, `\| next token [0-9.]+%, KL [0-9.]+; gate [0-9.]+ \(fp32 [0-9.]+\) \| 15 of 15 linears, [0-9]+% of weights \|`, string(card))
+	// the tiny model's 2k window is far below every phone class: each holds it
+	assert.Contains(t, string(card), "| XNNPACK (CPU) (any arm64) | 2k | 2k | 2k | 2k | 2k |\n", "the phone table")
+	cfgJSON, err := srv.FileBytes(out, "main", "xnnpack/config.json")
+	require.NoError(t, err)
+	assert.Contains(t, string(cfgJSON), `"fits_phones_gib": [`, "config.json lists the phones each window fits")
 
 	// The reports the verify job checked: every file they list must come back from the Hub,
 	// through the official client, with the report's sha256 and size.

@@ -162,6 +162,15 @@ func TestExportXNNPACK(t *testing.T) {
 			t.Parallel()
 			e := copyExport(t, export(t, "xnnpack", f.Name, replyA, 1))
 			checkFile(t, e, "XnnpackBackend")
+			// Every linear runs in the XNNPACK delegate, none on CPU kernels (pte.Coverage).
+			for _, sc := range e.report.StructuralCheck {
+				require.NotEmpty(t, sc.Coverage, "the report records the delegate coverage")
+				for _, c := range sc.Coverage {
+					require.NotNil(t, c.LinearsInside, "%s: XNNPACK graphs are readable", c.Method)
+					assert.Positive(t, *c.LinearsInside, "%s: linears in the delegate", c.Method)
+					assert.Zero(t, c.LinearsOutside, "%s: linears on CPU kernels %v", c.Method, c.LinearOperatorsOutside)
+				}
+			}
 			checkConversion(t, e)
 			smokeRun(t, e)
 		})

@@ -1,7 +1,11 @@
 package realtool
 
 import (
+	"context"
+	"encoding/json"
+	"fmt"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/pkg/gate"
+	"github.com/experimentalmachines/exe-expo/pkg/publish"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/tinymodel"
 )
@@ -29,10 +34,11 @@ func TestSolveExportGate(t *testing.T) {
 	mustExeExpo(t, "solve", model, "--id", f.ID, "--out", codes, "--work", filepath.Join(t.TempDir(), "solve-work"), "--python", python(t))
 
 	var solved struct {
-		Linears           int `json:"linears"`
-		EmptyReplies      int `json:"calibration_empty_replies"`
-		CalibrationRows   int `json:"calibration_rows"`
-		GateConfidentRows int `json:"gate_confident_rows"`
+		Linears               int `json:"linears"`
+		EmptyReplies          int `json:"calibration_empty_replies"`
+		CalibrationRows       int `json:"calibration_rows"`
+		GateConfidentRows     int `json:"gate_confident_rows"`
+		GateFidelityPositions int `json:"gate_fidelity_positions"`
 	}
 	readJSON(t, filepath.Join(filepath.Dir(codes), "solve.json"), &solved)
 	// 2 layers × 7 linears, and the output head.
@@ -40,6 +46,7 @@ func TestSolveExportGate(t *testing.T) {
 	assert.Positive(t, solved.CalibrationRows)
 	assert.Zero(t, solved.EmptyReplies, "the taught fp32 model continues every calibration row")
 	assert.Positive(t, solved.GateConfidentRows)
+	assert.Equal(t, 128, solved.GateFidelityPositions, "gate.json holds fp32 on the fidelity text")
 	out, err := exec.Command(python(t), "-c", `import sys, torch
 codes = torch.load(sys.argv[1], weights_only=True)
 print(" ".join(sorted(codes)))
@@ -54,6 +61,10 @@ for n, c in codes.items():
 	var ref gate.Reference
 	readJSON(t, filepath.Join(filepath.Dir(codes), "gate.json"), &ref)
 	assert.NotEmpty(t, ref.Confident, "the taught fp32 model is confident on gate rows")
+	require.NotNil(t, ref.Fidelity, "gate.json holds fp32 on the fidelity text")
+	assert.Len(t, ref.Fidelity.Tokens, 128, "the text's first 128 tokens, by the real tokenizer")
+	assert.Equal(t, 32, ref.Fidelity.TopK)
+	assert.NoError(t, ref.Fidelity.CheckReference())
 
 	e := export(t, "xnnpack", family, replyA, 1, "--codes", codes)
 	assert.Equal(t, "gptq", e.report.Recipe["int4_codes"], "the report names the codes")
@@ -67,6 +78,10 @@ for n, c in codes.items():
 	require.NotNil(t, r.Gate)
 	assert.True(t, r.Gate.Passed, "gate against its own source: %v", r.Gate.Problems)
 	assert.Positive(t, r.Gate.Graded, "rows graded")
+	right := fidelity(t, r)
+	t.Logf("against its own source: gate %.3f (fp32 %.3f) on %d rows; next token %.4f over %d positions, mean KL %.5f (max %.4f)",
+		r.Gate.ExportMean, r.Gate.FP32Mean, r.Gate.Graded, right.NextTokenAgreement, right.Positions, right.MeanKL, right.MaxKL)
+	cardShowsQuality(t, e, right)
 
 	// Another model's reference: model B was taught another reply, so the file puts no
 	// probability on B's tokens.
@@ -77,6 +92,74 @@ for n, c in codes.items():
 	require.NotNil(t, r.Gate)
 	assert.False(t, r.Gate.Passed, "gate against another model")
 	assert.Positive(t, r.Gate.Graded, "rows graded against B")
+	wrong := fidelity(t, r)
+	t.Logf("against another model: gate %.3f (fp32 %.3f) on %d rows; next token %.4f over %d positions, mean KL %.5f (max %.4f)",
+		r.Gate.ExportMean, r.Gate.FP32Mean, r.Gate.Graded, wrong.NextTokenAgreement, wrong.Positions, wrong.MeanKL, wrong.MaxKL)
+	assert.Less(t, wrong.NextTokenAgreement, right.NextTokenAgreement, "the file agrees less with another model than with its source")
+	assert.Greater(t, wrong.MeanKL, right.MeanKL, "the file is further from another model than from its source")
+}
+
+// fidelity checks the report's fidelity figures are there and in range, in the gate result
+// and in the quality block alike, and returns them.
+func fidelity(t *testing.T, r *report.Report) gate.Fidelity {
+	t.Helper()
+	require.NotNil(t, r.Gate.Fidelity, "the gate measured the fidelity text: %s", r.Gate.FidelityMissing)
+	f := *r.Gate.Fidelity
+	assert.Equal(t, 128, f.Positions)
+	assert.Equal(t, "fidelity-text.txt", f.Text.File)
+	assert.GreaterOrEqual(t, f.NextTokenAgreement, 0.0)
+	assert.LessOrEqual(t, f.NextTokenAgreement, 1.0)
+	assert.GreaterOrEqual(t, f.MeanKL, 0.0)
+	assert.GreaterOrEqual(t, f.MaxKL, f.MeanKL)
+	require.NotNil(t, r.Quality, "the report's quality block")
+	assert.True(t, r.Quality.Measured)
+	assert.Equal(t, r.Gate.ExportMean, r.Quality.GateExportMean)
+	assert.Equal(t, r.Gate.FP32Mean, r.Quality.GateFP32Mean)
+	assert.Equal(t, r.Gate.Graded, r.Quality.GateGraded)
+	require.NotNil(t, r.Quality.Fidelity)
+	assert.Equal(t, f, *r.Quality.Fidelity)
+	return f
+}
+
+// cardShowsQuality builds the commit publish would make from the real report (no Hub is
+// read: a new repo) and finds the quality column in the card's files table and the quality
+// in the folder's config.json.
+func cardShowsQuality(t *testing.T, e exported, f gate.Fidelity) {
+	t.Helper()
+	paths, err := report.Find(e.out, e.report.Backend, "")
+	require.NoError(t, err)
+	w, err := publish.Load(e.out, paths[0], "")
+	require.NoError(t, err)
+	p, err := publish.Build(context.Background(), nil, w, "")
+	require.NoError(t, err)
+	assert.Contains(t, p.Card, "| Smoke test | Quality vs fp32 |")
+	cell := fmt.Sprintf("| next token %.1f%%, KL %.3f; gate ", 100*f.NextTokenAgreement, f.MeanKL)
+	assert.Contains(t, p.Card, cell, "the file's row shows its figures:\n%s", p.Card)
+	assert.Contains(t, p.Card, "Quality against the fp32 source: *next token* is the share of the 128 positions")
+	var cfg struct {
+		Variants []struct {
+			Quality *struct {
+				NextTokenAgreement *float64 `json:"next_token_agreement"`
+				MeanKL             *float64 `json:"mean_kl"`
+				GateExportMean     float64  `json:"gate_export_mean"`
+			} `json:"quality"`
+		} `json:"variants"`
+	}
+	found := false
+	for _, c := range p.Add {
+		if path.Base(c.PathInRepo) == "config.json" {
+			require.NoError(t, json.Unmarshal(c.Content, &cfg))
+			found = true
+		}
+	}
+	require.True(t, found, "the commit writes the folder's config.json")
+	require.Len(t, cfg.Variants, 1)
+	q := cfg.Variants[0].Quality
+	require.NotNil(t, q, "config.json's variant has its quality")
+	require.NotNil(t, q.NextTokenAgreement)
+	require.NotNil(t, q.MeanKL)
+	assert.Equal(t, f.NextTokenAgreement, *q.NextTokenAgreement)
+	assert.Equal(t, f.MeanKL, *q.MeanKL)
 }
 
 func readReport(t *testing.T, e exported) *report.Report {

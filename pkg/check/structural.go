@@ -54,6 +54,9 @@ type Result struct {
 	// Delegates maps each method to its sorted delegate ids.
 	Delegates map[string][]string `json:"delegates"`
 	Metadata  pte.Metadata        `json:"metadata"`
+	// Coverage is each code method's delegate coverage, in program order: the operators,
+	// linears and weight bytes inside its delegates and outside them on CPU kernels.
+	Coverage []pte.Coverage `json:"delegate_coverage"`
 }
 
 // Verdict is the one-line summary inspect prints.
@@ -68,7 +71,8 @@ func (r Result) Verdict() string {
 // Each problem is a sentence naming the method or metadata value at fault.
 func Structural(prog *pte.Program, spec Spec, want Expect) Result {
 	r := Result{Kind: "structural", Backend: spec.Backend, Problems: []string{},
-		Methods: prog.MethodNames(), Delegates: map[string][]string{}, Metadata: prog.Metadata()}
+		Methods: prog.MethodNames(), Delegates: map[string][]string{}, Metadata: prog.Metadata(),
+		Coverage: prog.Coverages()}
 	for _, m := range prog.Methods {
 		r.Delegates[m.Name] = m.Backends()
 		if r.Delegates[m.Name] == nil {
@@ -79,6 +83,9 @@ func Structural(prog *pte.Program, spec Spec, want Expect) Result {
 		r.Problems = append(r.Problems, fmt.Sprintf("%s has no structural check: nothing is exported to it", spec.Backend))
 	} else {
 		r.Problems = append(r.Problems, spec.Program(prog, want)...)
+		for _, c := range r.Coverage {
+			r.Problems = append(r.Problems, LinearsOutside(c, spec.Backend)...)
+		}
 	}
 	r.Problems = append(r.Problems, metadata(r.Metadata, want, spec.SingularEOS)...)
 	r.Passed = len(r.Problems) == 0
@@ -130,7 +137,7 @@ func StructuralFile(path string, spec Spec, want Expect) Result {
 	prog, err := pte.OpenFile(path)
 	if err != nil {
 		return Result{Kind: "structural", Backend: spec.Backend, Problems: []string{"program did not load: " + err.Error()},
-			Methods: []string{}, Delegates: map[string][]string{}, Metadata: pte.Metadata{}}
+			Methods: []string{}, Delegates: map[string][]string{}, Metadata: pte.Metadata{}, Coverage: []pte.Coverage{}}
 	}
 	return Structural(prog, spec, want)
 }

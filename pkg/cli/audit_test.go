@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,18 +18,29 @@ import (
 
 // probeStandin is a "python" that answers gate_probe.py's plan without a model: fp32 is
 // confident (p 0.9) on every row with token = row index; the export gives fp32's token
-// the probability in $PROBE_P and agrees on the argmax. It records which program it ran.
-const probeStandin = `import json, os, sys
+// the probability in $PROBE_P and agrees on the argmax. On the fidelity text fp32 spreads
+// 0.9 over its top k tokens (the rest 0.1), the export $PROBE_P (the rest 1 - $PROBE_P),
+// agreeing on the argmax when $PROBE_P is over a half. It records which program it ran.
+const probeStandin = `import json, math, os, sys
 plan = json.load(sys.stdin)
 rows = {}
+p = float(os.environ.get("PROBE_P", "0.9"))
 for i, r in enumerate(plan["rows"]):
     if plan["mode"] == "reference":
         rows[r["question"]] = {"token": i, "p": 0.9, "text": "t"}
     else:
-        rows[r["question"]] = {"token": plan["fp32"][r["question"]], "p": float(os.environ["PROBE_P"]), "text": "t"}
-with open(os.environ["PROBE_LOG"], "a") as f:
-    f.write("%s %s %s\n" % (plan["mode"], plan["model"]["kind"], os.path.basename(plan["model"]["path"])))
-print(json.dumps({"rows": rows}))
+        rows[r["question"]] = {"token": plan["fp32"][r["question"]], "p": p, "text": "t"}
+out = {"rows": rows}
+f = plan.get("fidelity")
+if f and plan["mode"] == "reference":
+    k = f["top_k"]
+    out["fidelity"] = {"top_k": k, "tokens": list(range(f["tokens"])),
+                       "positions": [{"ids": list(range(k)), "logp": [math.log(0.9 / k)] * k, "rest": 0.1}] * f["tokens"]}
+elif f:
+    out["fidelity"] = {"positions": [{"token": b[0] if p > 0.5 else b[1], "logp": [math.log(p / len(b))] * len(b), "rest": 1 - p} for b in f["buckets"]]}
+with open(os.environ["PROBE_LOG"], "a") as log:
+    log.write("%s %s %s\n" % (plan["mode"], plan["model"]["kind"], os.path.basename(plan["model"]["path"])))
+print(json.dumps(out))
 `
 
 func TestAuditCommand(t *testing.T) {
@@ -83,6 +95,19 @@ func TestAuditCommand(t *testing.T) {
 			assert.NotEmpty(t, res.Revision)
 			assert.Equal(t, 12, res.Gate.Graded)
 			assert.Equal(t, tc.code == ExitOK, res.Gate.Passed)
+			// The quality block: the gate's figures and the fidelity text's, KL(fp32 || export)
+			// over the buckets: 0.9 log(0.9/p) + 0.1 log(0.1/(1-p)).
+			q := res.Quality
+			assert.True(t, q.Measured)
+			assert.Equal(t, res.Gate.Passed, q.GatePassed)
+			assert.Equal(t, 12, q.GateGraded)
+			assert.InDelta(t, 0.9, q.GateFP32Mean, 1e-9)
+			require.NotNil(t, q.Fidelity, "the audit's reference has the fidelity text")
+			assert.Equal(t, 128, q.Fidelity.Positions)
+			assert.Equal(t, "fidelity-text.txt", q.Fidelity.Text.File)
+			pe := map[string]float64{"0.85": 0.85, "0.1": 0.1}[tc.p]
+			assert.InDelta(t, 0.9*math.Log(0.9/pe)+0.1*math.Log(0.1/(1-pe)), q.Fidelity.MeanKL, 1e-9)
+			assert.Equal(t, map[bool]float64{true: 1, false: 0}[pe > 0.5], q.Fidelity.NextTokenAgreement)
 			got, err := os.ReadFile(filepath.Join(work, "published", filepath.Base(tc.file)))
 			require.NoError(t, err)
 			assert.Equal(t, "program "+map[string]string{"0.85": "2k", "0.1": "4k"}[tc.p], string(got))

@@ -135,17 +135,28 @@ func gateSource(env Env, src, revision, work, ref string) (string, error) {
 	return dir, nil
 }
 
-// loadGate reads the gate's rows from config and its prompt file.
+// loadGate reads the gate's rows from config, its prompt file and its fidelity text.
 func loadGate(o checkOpts) (verify.Gate, *config.Config, error) {
 	cfg, err := config.Load(o.cfgDir)
 	if err != nil {
 		return verify.Gate{}, nil, err
 	}
+	g, err := gateFrom(cfg, o.cfgDir, o.source)
+	return g, cfg, err
+}
+
+// gateFrom is the gate config describes: its rows, its prompt file and the fidelity text
+// from the config folder cfgDir ("" for the embedded one).
+func gateFrom(cfg *config.Config, cfgDir, source string) (verify.Gate, error) {
 	p, id, err := gate.LoadPrompt(cfg.Gate.PromptFile)
 	if err != nil {
-		return verify.Gate{}, nil, err
+		return verify.Gate{}, err
 	}
-	return verify.Gate{Rows: gate.RowsFrom(cfg.Gate), Prompt: p, PromptID: id, Source: o.source}, cfg, nil
+	text, err := gate.LoadFidelityText(cfgDir, cfg.Gate)
+	if err != nil {
+		return verify.Gate{}, err
+	}
+	return verify.Gate{Rows: gate.RowsFrom(cfg.Gate), Prompt: p, PromptID: id, Fidelity: &text, Source: source}, nil
 }
 
 // reportsToCheck finds the reports under out before any Python starts, and records the

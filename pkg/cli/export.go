@@ -58,6 +58,7 @@ func init() {
 				maskTokens(env)
 				o.Log = env.Stderr
 				o.RunURL, o.RunID = actionsRun()
+				o.Runner = os.Getenv("EXE_EXPO_RUNNER")
 				return runExport(env, o)
 			}
 		},

@@ -190,6 +190,8 @@ type methodView struct {
 	Backends      []string       `json:"backends"`
 	Operators     []string       `json:"operators"`
 	Delegates     []delegateView `json:"delegates"`
+	// Coverage is how much of the method runs inside its delegates (nil for a getter).
+	Coverage *pte.Coverage `json:"delegate_coverage,omitempty"`
 }
 
 type delegateView struct {
@@ -200,6 +202,21 @@ type delegateView struct {
 	Size         int64             `json:"size"`
 	Signature    string            `json:"signature"`
 	CompileSpecs map[string]string `json:"compile_specs"`
+	// Graph is what runs inside an XNNPACK or Vulkan delegate; GraphError says why it
+	// could not be read.
+	Graph      *graphView `json:"graph,omitempty"`
+	GraphError string     `json:"graph_error,omitempty"`
+}
+
+type graphView struct {
+	Format        string           `json:"format"`
+	Inputs        int              `json:"inputs"`
+	Outputs       int              `json:"outputs"`
+	Nodes         int              `json:"nodes"`
+	Linears       int              `json:"linears"`
+	Ops           map[string]int   `json:"ops"`
+	ConstantBytes int64            `json:"constant_bytes"`
+	Named         map[string]int64 `json:"named_data"`
 }
 
 type segmentView struct {
@@ -223,7 +240,12 @@ func newInspectView(name string, p *pte.Program) *inspectView {
 		v.Header = &headerView{h.Length, h.ProgramSize, h.SegmentBaseOffset, h.SegmentDataSize}
 	}
 	for i := range p.Methods {
-		v.Methods = append(v.Methods, newMethodView(&p.Methods[i]))
+		mv := newMethodView(&p.Methods[i])
+		if !mv.Constant {
+			c := p.Coverage(&p.Methods[i])
+			mv.Coverage = &c
+		}
+		v.Methods = append(v.Methods, mv)
 	}
 	roles := segmentRoles(p)
 	for i, s := range p.Segments {
@@ -255,8 +277,12 @@ func newMethodView(m *pte.Method) methodView {
 		for _, cs := range d.CompileSpecs {
 			specs[cs.Key] = specValue(cs.Value)
 		}
-		mv.Delegates = append(mv.Delegates, delegateView{d.ID, d.Location.String(), d.Index,
-			d.BlobOffset, d.BlobSize, d.Signature, specs})
+		dv := delegateView{ID: d.ID, Location: d.Location.String(), Index: d.Index, Offset: d.BlobOffset,
+			Size: d.BlobSize, Signature: d.Signature, CompileSpecs: specs, GraphError: d.GraphError}
+		if g := d.Graph; g != nil {
+			dv.Graph = &graphView{g.Format, g.Inputs, g.Outputs, g.Nodes, g.Linears, g.Ops, g.ConstantBytes, g.Named}
+		}
+		mv.Delegates = append(mv.Delegates, dv)
 	}
 	return mv
 }
@@ -348,13 +374,63 @@ func (v *inspectView) writeMethods(w io.Writer) {
 		fmt.Fprintf(w, "  %s\tin %d, out %d, values %d\tinstructions %d (kernel %d, delegate %d)\ton %s\n",
 			m.Name, m.Inputs, m.Outputs, m.Values, m.Instructions, m.KernelCalls, m.DelegateCalls, runs)
 		for i, d := range m.Delegates {
-			fmt.Fprintf(w, "    delegate %d: %s, %s %d, %d bytes at %d, signature %s%s\n",
-				i, d.ID, d.Location, d.Index, d.Size, d.Offset, d.Signature, specText(d.CompileSpecs))
+			fmt.Fprintf(w, "    delegate %d: %s, %s %d, %d bytes at %d, signature %s%s%s\n",
+				i, d.ID, d.Location, d.Index, d.Size, d.Offset, d.Signature, graphText(d), specText(d.CompileSpecs))
 		}
 		if len(m.Operators) > 0 {
 			fmt.Fprintf(w, "    operators: %s\n", strings.Join(m.Operators, ", "))
 		}
+		if c := m.Coverage; c != nil {
+			writeCoverage(w, c)
+		}
 	}
+}
+
+// graphText says what runs inside a delegate whose graph was read: ", XNNGraph 6 nodes
+// (3 linears)".
+func graphText(d delegateView) string {
+	switch {
+	case d.Graph != nil:
+		return fmt.Sprintf(", %s %s (%s)", d.Graph.Format, plural(d.Graph.Nodes, "node"), plural(d.Graph.Linears, "linear"))
+	case d.GraphError != "":
+		return ", graph unreadable: " + d.GraphError
+	}
+	return ""
+}
+
+// writeCoverage prints a method's delegate coverage: operators, linears and weight bytes
+// inside the delegates against the CPU kernels outside them.
+func writeCoverage(w io.Writer, c *pte.Coverage) {
+	in := func(n *int) string {
+		if n == nil {
+			return "? (opaque payload)"
+		}
+		return strconv.Itoa(*n)
+	}
+	share := func(s *float64) string {
+		if s == nil {
+			return ""
+		}
+		return fmt.Sprintf(", %.1f%% inside", 100**s)
+	}
+	fmt.Fprintf(w, "    coverage: operators %s inside, %d outside%s; linears %s inside, %d outside; weight bytes %d inside, %d outside%s\n",
+		in(c.OperatorsInside), c.OperatorsOutside, share(c.OperatorShareInside), in(c.LinearsInside), c.LinearsOutside,
+		c.WeightBytesInside, c.WeightBytesOutside, share(c.WeightShareInside))
+	if c.LinearsOutside > 0 {
+		names := make([]string, 0, len(c.LinearOperatorsOutside))
+		for n, k := range c.LinearOperatorsOutside {
+			names = append(names, fmt.Sprintf("%s ×%d", n, k))
+		}
+		slices.Sort(names)
+		fmt.Fprintf(w, "    linears on CPU kernels: %s (%d weight bytes)\n", strings.Join(names, ", "), c.LinearWeightBytesOutside)
+	}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func specText(specs map[string]string) string {

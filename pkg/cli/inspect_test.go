@@ -35,6 +35,10 @@ func inspectFiles(t *testing.T) map[string]string {
 	for _, name := range []string{"add.pte", "arduino_keyword_spotting.pte", "ModuleLinear-no-constant-segment.pte"} {
 		files[name] = filepath.Join("testdata", "inspect", name)
 	}
+	// Files ExecuTorch 1.4.0 made for the coverage check (pkg/pte/testdata/coverage).
+	for _, name := range []string{"linear-xnnpack.pte", "linear-xnnpack-cpu.pte", "linear-vulkan.pte"} {
+		files[name] = filepath.Join("..", "pte", "testdata", "coverage", name)
+	}
 	shapes := map[string]interface {
 		Spec() (ptetest.Spec, error)
 	}{
@@ -74,6 +78,10 @@ func TestInspectGolden(t *testing.T) {
 		{"qnn-hybrid.txt", "qnn-hybrid.pte", []string{"--backend", "qnn"}, ExitOK},
 		{"mtk-chunk.txt", "mtk-chunk.pte", []string{"--backend", "mediatek", "--mtk-exp", "Qwen3-0.6B_A16W4_4_chunks",
 			"--mtk-window", "2048", "--mtk-chunk", "0"}, ExitOK},
+		{"linear-xnnpack.txt", "linear-xnnpack.pte", nil, ExitOK},
+		{"linear-xnnpack.json", "linear-xnnpack.pte", []string{"--json"}, ExitOK},
+		{"linear-vulkan.txt", "linear-vulkan.pte", nil, ExitOK},
+		{"linear-xnnpack-cpu.txt", "linear-xnnpack-cpu.pte", []string{"--backend", "xnnpack"}, ExitFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.golden, func(t *testing.T) {

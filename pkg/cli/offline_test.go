@@ -68,6 +68,10 @@ func TestUnreachableFailsInWords(t *testing.T) {
 		{"no such host", "http://hub.exe-expo.invalid", "cannot reach hub.exe-expo.invalid: no such host (is the machine offline?)"},
 	}
 	work := t.TempDir()
+	// audit checks its python before the Hub: give it one whose probe passes, so the test
+	// does not depend on the machine's EXE_EXPO_PYTHON.
+	py := filepath.Join(work, "python")
+	require.NoError(t, os.WriteFile(py, []byte(probeAnswer(`{"executorch": "1.4.0", "torch": "2.13.0", "torchao": "0.18.0", "transformers": "5.0.0rc1"}`)+"exit 1\n"), 0o755))
 	commands := []struct {
 		name string
 		args []string
@@ -79,7 +83,7 @@ func TestUnreachableFailsInWords(t *testing.T) {
 			func(t *testing.T, url string) { networkEnv(t, url, forbiddenServer(t)) }},
 		{"watch, GitHub", []string{"watch", "--state", "seen.json", "--state-branch", "watch-state"},
 			func(t *testing.T, url string) { networkEnv(t, forbiddenServer(t), url) }},
-		{"audit, Hub", []string{"audit", "HuggingFaceTB/SmolLM2-360M-Instruct", "--work", filepath.Join(work, "audit")},
+		{"audit, Hub", []string{"audit", "HuggingFaceTB/SmolLM2-360M-Instruct", "--work", filepath.Join(work, "audit"), "--python", py},
 			func(t *testing.T, url string) { networkEnv(t, url, forbiddenServer(t)) }},
 	}
 	for _, c := range commands {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/catalog"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
@@ -123,6 +124,31 @@ func runPublish(env Env, o publishRun) int {
 			actionsFor(env).SetOutput("repo", w.Repo)
 		}
 		publishOutputs(env.outputs(), c.Endpoint(), w)
+	}
+	if o.dry {
+		return ExitOK
+	}
+	return updateCatalog(env, c, cfg, wins)
+}
+
+// updateCatalog brings the org's catalog up to date with each repo published, once per
+// repo, after its windows landed.
+func updateCatalog(env Env, c *hub.Client, cfg *config.Config, wins []*publish.Window) int {
+	done := map[string]bool{}
+	for _, w := range wins {
+		if done[w.Repo] {
+			continue
+		}
+		done[w.Repo] = true
+		changed, err := catalog.Update(env.Ctx, c, cfg.Hub.Catalog(), cfg.Hub.Org, w.Repo, catalog.Options{})
+		if err != nil {
+			return env.failf(ExitFailed, "publish: the Hub has %s, but the catalog %s could not be updated: %v; run `exe-expo catalog --rebuild` to bring it up to date", w.Repo, cfg.Hub.Catalog(), err)
+		}
+		if changed {
+			fmt.Fprintf(env.Stdout, "catalog %s: %s updated\n", cfg.Hub.Catalog(), w.Repo)
+		} else {
+			fmt.Fprintf(env.Stdout, "catalog %s: %s already current\n", cfg.Hub.Catalog(), w.Repo)
+		}
 	}
 	return ExitOK
 }

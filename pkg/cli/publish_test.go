@@ -70,6 +70,7 @@ func TestPublishCommand(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	assert.Contains(t, out, "xnnpack 4k: "+srv.URL+"/"+publishRepo+"/commit/")
 	assert.Contains(t, srv.Files(publishRepo, "main"), "xnnpack/config.json")
+	assert.Contains(t, out, "catalog experimentalmachines/exe-expo-catalog: "+publishRepo+" updated")
 	md, err := os.ReadFile(summary)
 	require.NoError(t, err)
 	assert.Contains(t, string(md), "### XNNPACK (CPU): "+publishRepo)
@@ -84,6 +85,7 @@ func TestPublishCommand(t *testing.T) {
 	code, out, errs = run(t, "publish", dir)
 	require.Equal(t, ExitOK, code, errs)
 	assert.Contains(t, out, "already in "+publishRepo+", unchanged; no commit made")
+	assert.Contains(t, out, "catalog experimentalmachines/exe-expo-catalog: "+publishRepo+" already current")
 
 	code, out, _ = run(t, "publish", dir, "--dry-run")
 	require.Equal(t, ExitOK, code)
@@ -161,4 +163,43 @@ func TestPublishCommandRelease(t *testing.T) {
 	assert.Contains(t, calls, "POST /api/uploads/repos/o/r/releases/7/assets?name=SmolLM2-360M-Instruct-8da4w-4k.pte")
 	assert.Contains(t, calls, "POST /api/uploads/repos/o/r/releases/7/assets?name=tokenizer.json")
 	assert.Contains(t, calls, "POST /api/uploads/repos/o/r/releases/7/assets?name=export-report-4k.json")
+}
+
+// TestCatalogCommand: after a publish the catalog lists the repo, --check finds it current,
+// a lost catalog fails to print with the way back, and --rebuild makes it again.
+func TestCatalogCommand(t *testing.T) {
+	srv := hubtest.New(t)
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("HF_TOKEN", "hf_test")
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	t.Setenv("GITHUB_OUTPUT", "")
+	const catRepo = "experimentalmachines/exe-expo-catalog"
+
+	code, _, errs := run(t, "catalog")
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, errs, "catalog: read "+catRepo+"/catalog.json: ")
+	assert.Contains(t, errs, "`exe-expo catalog --rebuild` makes it again from the model repos")
+
+	code, _, errs = run(t, "publish", exportedWindow(t, true))
+	require.Equal(t, ExitOK, code, errs)
+	code, out, errs := run(t, "catalog")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "Catalog of experimentalmachines: 1 model repo(s)\n\n"+publishRepo+" (from HuggingFaceTB/SmolLM2-360M-Instruct)\n  xnnpack      ExecuTorch 1.4.0; windows 4096\n")
+	code, out, errs = run(t, "catalog", "--check")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "matches the org's 1 model repo(s)")
+
+	// the catalog lost: a rebuild from the model repos gives the same catalog
+	before, err := srv.FileBytes(catRepo, "main", "catalog.json")
+	require.NoError(t, err)
+	srv.MustAddModel(t, catRepo, map[string][]byte{"catalog.json": []byte(`{"schema_version": 1, "org": "experimentalmachines", "models": {}}`)})
+	code, out, _ = run(t, "catalog", "--check")
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, out, "- "+publishRepo+" is published but not in the catalog")
+	code, out, errs = run(t, "catalog", "--rebuild")
+	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "rebuilt: 1 model repo(s)")
+	after, err := srv.FileBytes(catRepo, "main", "catalog.json")
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
 }

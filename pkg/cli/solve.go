@@ -15,7 +15,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/export"
 	"github.com/experimentalmachines/exe-expo/pkg/gate"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
-	"github.com/experimentalmachines/exe-expo/pkg/verify"
 )
 
 func init() {
@@ -44,6 +43,9 @@ type solveSummary struct {
 	Damp                 float64 `json:"damp"`
 	GateRows             int     `json:"gate_rows"`
 	GateConfidentRows    int     `json:"gate_confident_rows"`
+	// GateFidelityPositions are the positions of the fidelity text gate.json holds fp32's
+	// distribution at (0 for a reference made before the text was configured).
+	GateFidelityPositions int `json:"gate_fidelity_positions"`
 }
 
 func solveFlags(fs *flag.FlagSet) func(Env, []string) int {
@@ -70,7 +72,7 @@ func solveFlags(fs *flag.FlagSet) func(Env, []string) int {
 		}
 		maskTokens(env)
 		o.Model, o.Config, o.Log = args[0], cfg, env.Stderr
-		return runSolve(env, o, *out)
+		return runSolve(env, o, *out, *cfgDir)
 	}
 }
 
@@ -89,8 +91,8 @@ func checkCodesPath(out string) error {
 	return nil
 }
 
-func runSolve(env Env, o export.Options, out string) int {
-	sum, err := solve(env, o, out)
+func runSolve(env Env, o export.Options, out, cfgDir string) int {
+	sum, err := solve(env, o, out, cfgDir)
 	var input *export.InputError
 	switch {
 	case errors.As(err, &input):
@@ -110,14 +112,16 @@ func runSolve(env Env, o export.Options, out string) int {
 }
 
 // solve converts the model, builds the calibration rows with the fp32 model, writes the
-// gate's fp32 reference beside the codes while that model is at hand, and solves.
-func solve(env Env, o export.Options, out string) (solveSummary, error) {
+// gate's fp32 reference (the rows and the fidelity text) beside the codes while that model
+// is at hand, and solves. cfgDir is the config folder the fidelity text is read from.
+func solve(env Env, o export.Options, out, cfgDir string) (solveSummary, error) {
 	start := time.Now()
 	cfg := o.Config
-	prompt, id, err := gate.LoadPrompt(cfg.Gate.PromptFile)
+	g, err := gateFrom(cfg, cfgDir, "")
 	if err != nil {
 		return solveSummary{}, err
 	}
+	prompt := g.Prompt
 	ck, err := export.PrepareCheckpoint(env.Ctx, o)
 	if err != nil {
 		return solveSummary{}, err
@@ -128,7 +132,7 @@ func solve(env Env, o export.Options, out string) (solveSummary, error) {
 		return solveSummary{}, err
 	}
 	gatePath := filepath.Join(filepath.Dir(out), "gate.json")
-	g := verify.Gate{Rows: gate.RowsFrom(cfg.Gate), Prompt: prompt, PromptID: id, Source: ck.Dir}
+	g.Source = ck.Dir
 	ref, err := g.Reference(env.Ctx, r, gatePath)
 	if err != nil {
 		return solveSummary{}, err
@@ -146,8 +150,15 @@ func solve(env Env, o export.Options, out string) (solveSummary, error) {
 		Linears: len(res.Linears), CalibrationRows: res.Rows, CalibrationPositions: res.Positions,
 		CalibrationAppRows: set.AppRows, CalibrationHead: set.Head, EmptyReplies: len(set.Empty),
 		Seconds: time.Since(start).Seconds(), Damp: cfg.Export.Solve.Damp,
-		GateRows: len(ref.Rows), GateConfidentRows: len(ref.Confident),
+		GateRows: len(ref.Rows), GateConfidentRows: len(ref.Confident), GateFidelityPositions: fidelityPositions(ref),
 	}, nil
+}
+
+func fidelityPositions(ref gate.Reference) int {
+	if ref.Fidelity == nil {
+		return 0
+	}
+	return len(ref.Fidelity.Positions)
 }
 
 // calibrate runs the fp32 model over the calibration rows and writes the solve's rows file

@@ -85,9 +85,11 @@ func editedConfig(t *testing.T, old, new string) string {
 	require.NoError(t, err)
 	require.Contains(t, string(y), old)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "pipeline.yaml"), []byte(strings.Replace(string(y), old, new, 1)), 0o644))
-	v, err := os.ReadFile(filepath.Join("..", "..", "config", "versions.env"))
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "versions.env"), v, 0o644))
+	for _, name := range []string{"versions.env", "fidelity-text.txt"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "config", name))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
 	return dir
 }
 
@@ -140,6 +142,13 @@ func TestSolveCommand(t *testing.T) {
 	require.NoError(t, json.Unmarshal(b, &ref))
 	assert.Len(t, ref.Rows, 16)
 	assert.Equal(t, filepath.Join(root, "codes", "gate.json"), sum.Gate)
+	require.NotNil(t, ref.Fidelity, "the fp32 reference holds the fidelity text")
+	assert.Equal(t, "fidelity-text.txt", ref.Fidelity.Text.File)
+	assert.Len(t, ref.Fidelity.Tokens, 128)
+	assert.Len(t, ref.Fidelity.Positions, 128)
+	assert.Equal(t, 32, ref.Fidelity.TopK)
+	assert.NoError(t, ref.Fidelity.CheckReference())
+	assert.Equal(t, 128, sum.GateFidelityPositions)
 
 	check := `import sys, torch; c = torch.load(sys.argv[1])
 print(len(c), all(int(v["qdata"].min()) >= -8 and int(v["qdata"].max()) <= 7 and v["scale"].dtype == torch.bfloat16 for v in c.values()))`

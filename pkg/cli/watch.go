@@ -9,11 +9,13 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/catalog"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 	"github.com/experimentalmachines/exe-expo/pkg/watch"
 )
@@ -156,6 +158,11 @@ func watchPass(ctx context.Context, cfg *config.Config, gh *watch.GitHub, store 
 		Actions:  gh,
 		Stages:   stages,
 		Evaluate: func(src *model.Source) *family.Verdict { return backend.Evaluate(cfg, src) },
+		Cost:     func(src *model.Source, name string) *watch.Cost { return planCost(cfg, src, name) },
+		Catalog: func(ctx context.Context) (*catalog.Catalog, error) {
+			return readCatalog(ctx, client, cfg.Hub.Catalog())
+		},
+		Runtime: func(name string) catalog.Runtime { return runtimeFor(cfg, name) },
 	}
 	return w.Pass(ctx, state, opts)
 }
@@ -173,4 +180,38 @@ func appendFile(path, text string) error {
 		return fileutil.Error("write the summary file", path, err)
 	}
 	return nil
+}
+
+// planCost is what plan says exporting src to the backend costs; nil when plan has no
+// figure (no sizing, or no measured time for the backend).
+func planCost(cfg *config.Config, src *model.Source, name string) *watch.Cost {
+	p := plan.Build(cfg, src, name)
+	if len(p.Backends) != 1 || p.Backends[0].Jobs == 0 {
+		return nil
+	}
+	b := p.Backends[0]
+	return &watch.Cost{Jobs: b.Jobs, Minutes: b.Minutes, USD: b.USD}
+}
+
+// readCatalog is the org's catalog, or nil when there is none yet.
+func readCatalog(ctx context.Context, c *hub.Client, repo string) (*catalog.Catalog, error) {
+	b, err := c.ReadFile(ctx, repo, "main", catalog.File)
+	if errors.Is(err, hub.ErrRepoNotFound) || errors.Is(err, hub.ErrEntryNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Decode(repo+"/"+catalog.File, b)
+}
+
+// runtimeFor is the runtime the pipeline builds a backend's files for now, in the words
+// publish records it (config.json's runtime_version, qnn_sdk_version, neuropilot_sdk).
+func runtimeFor(cfg *config.Config, name string) catalog.Runtime {
+	r := catalog.Runtime{ExecuTorch: cfg.Versions.ExecuTorch}
+	if b := backend.ByName(name); b != nil && b.Tools.Versions != nil {
+		v := b.Tools.Versions(cfg.Versions)
+		r.QAIRT, r.NeuroPilotSDK = v["qairt"], v["neuropilot_sdk"]
+	}
+	return r
 }

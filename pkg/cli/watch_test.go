@@ -9,7 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/catalog"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/experimentalmachines/exe-expo/pkg/plan"
+	"github.com/experimentalmachines/exe-expo/pkg/source"
 	"github.com/experimentalmachines/exe-expo/pkg/watch"
 	"github.com/experimentalmachines/exe-expo/pkg/watch/ghtest"
 )
@@ -53,8 +57,10 @@ func TestWatchCommandLocalState(t *testing.T) {
 	require.NoError(t, err)
 
 	sha := addSnapshotModel(t, hubSrv, "Qwen/Qwen3-1.7B")
-	code, _, errs = run(t, "watch", "--state", state, "--dry-run")
+	code, out, errs = run(t, "watch", "--state", state, "--dry-run")
 	require.Equal(t, ExitOK, code, errs)
+	assert.Regexp(t, `- Qwen/Qwen3-1.7B -> xnnpack \(5 export job\(s\), [0-9]+ runner minutes, \$[0-9.]+\)\n\nThis run would start 5 export job\(s\)`, out,
+		"a dry run states the minutes and cost of the run it would start")
 	after, err := os.ReadFile(state)
 	require.NoError(t, err)
 	assert.Equal(t, string(seeded), string(after), "a dry run does not save the state")
@@ -79,7 +85,13 @@ func TestWatchCommandLocalState(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	md, err = os.ReadFile(summary)
 	require.NoError(t, err)
-	assert.Contains(t, string(md), "Checked 0 model(s); dispatched 1 export run(s) (stage: xnnpack).\n\nDispatched:\n\n- Qwen/Qwen3-1.7B -> xnnpack\n", "the summary is appended")
+	assert.Contains(t, string(md), "Checked 0 model(s); dispatched 1 export run(s) (stage: xnnpack).\n\nDispatched:\n\n- Qwen/Qwen3-1.7B -> xnnpack (", "the summary is appended")
+	// the cost is plan's for the model and the stage's backend
+	saved, err = watch.FileStore{Path: state}.Load(t.Context())
+	require.NoError(t, err)
+	c := saved.Models["Qwen/Qwen3-1.7B"].Backends["xnnpack"].Cost
+	require.NotNil(t, c, "the state records the cost the plan gave")
+	assert.Contains(t, string(md), "- Qwen/Qwen3-1.7B -> xnnpack ("+c.Line()+")\n\nThis run started "+c.Line()+", from the measured export times")
 	last := gh.Dispatches()[len(gh.Dispatches())-1]
 	assert.Equal(t, ghtest.Dispatch{Workflow: "export-xnnpack.yml", Ref: "main", Model: "Qwen/Qwen3-1.7B", Revision: sha, Status: 204}, last)
 }
@@ -129,4 +141,43 @@ func TestWatchStagesAreGeneratedWorkflows(t *testing.T) {
 	for _, b := range backend.Exportable() {
 		assert.FileExists(t, filepath.Join("..", "..", ".github", "workflows", "export-"+b.Name+".yml"))
 	}
+}
+
+// TestPlanCost: the watcher's cost of a backend is plan's own figure for it, and none
+// where plan has no sizing.
+func TestPlanCost(t *testing.T) {
+	cfg, err := config.Load("")
+	require.NoError(t, err)
+	src, _, err := source.Open(t.Context(), "Qwen/Qwen3-0.6B", "main", nil)
+	require.NoError(t, err)
+	p := plan.Build(cfg, src, "qnn")
+	require.Len(t, p.Backends, 1)
+	c := planCost(cfg, src, "qnn")
+	require.NotNil(t, c)
+	assert.Equal(t, watch.Cost{Jobs: p.Backends[0].Jobs, Minutes: p.Backends[0].Minutes, USD: p.Backends[0].USD}, *c)
+	assert.Positive(t, c.Minutes)
+	assert.Equal(t, 2*countBuilt(p.Backends[0].Rows), c.Jobs, "one job per window built and chip (SM8750, SM8650)")
+	assert.Nil(t, planCost(cfg, src, "enn"), "a backend plan does not size has no cost")
+}
+
+func countBuilt(rows []plan.Row) int {
+	n := 0
+	for _, r := range rows {
+		if r.Skip == "" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRuntimeFor: the runtime the watcher compares the catalog with is what publish records
+// for each backend's folder (config.json: runtime_version, qnn_sdk_version, neuropilot_sdk).
+func TestRuntimeFor(t *testing.T) {
+	cfg, err := config.Load("")
+	require.NoError(t, err)
+	et := cfg.Versions.ExecuTorch
+	assert.Equal(t, catalog.Runtime{ExecuTorch: et}, runtimeFor(cfg, "xnnpack"))
+	assert.Equal(t, catalog.Runtime{ExecuTorch: et}, runtimeFor(cfg, "vulkan"))
+	assert.Equal(t, catalog.Runtime{ExecuTorch: et, QAIRT: cfg.Versions.QAIRT}, runtimeFor(cfg, "qnn"))
+	assert.Equal(t, catalog.Runtime{ExecuTorch: et, NeuroPilotSDK: cfg.Versions.NeuroPilotSDKBuild}, runtimeFor(cfg, "mediatek"))
 }

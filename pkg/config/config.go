@@ -5,12 +5,14 @@ package config
 
 // Config is config/pipeline.yaml plus the pins of config/versions.env.
 type Config struct {
-	GitHub  GitHub          `yaml:"github"`
-	Hub     Hub             `yaml:"hub"`
-	Watch   Watch           `yaml:"watch"`
-	Export  Export          `yaml:"export"`
-	Runners []Runner        `yaml:"runners"`
-	Chips   map[string]Chip `yaml:"chips"`
+	GitHub  GitHub   `yaml:"github"`
+	Hub     Hub      `yaml:"hub"`
+	Watch   Watch    `yaml:"watch"`
+	Export  Export   `yaml:"export"`
+	Runners []Runner `yaml:"runners"`
+	// ExportTimes are measured export times, from which plan costs a run (pkg/cost).
+	ExportTimes []ExportTime    `yaml:"export_times"`
+	Chips       map[string]Chip `yaml:"chips"`
 	// Gate is the decision gate's prompts.
 	Gate Gate `yaml:"gate"`
 	// Calibration is the GPTQ solve's calibration rows.
@@ -34,7 +36,13 @@ type Hub struct {
 	Org        string   `yaml:"org"`
 	RepoSuffix string   `yaml:"repo_suffix"`
 	Tags       []string `yaml:"tags"`
+	// CatalogRepo is the name, in Org, of the repo holding the catalog of everything
+	// published (pkg/catalog).
+	CatalogRepo string `yaml:"catalog_repo"`
 }
+
+// Catalog is the catalog repo's id.
+func (h Hub) Catalog() string { return h.Org + "/" + h.CatalogRepo }
 
 // Watch is the watcher's filter: which orgs, which families, which names.
 type Watch struct {
@@ -51,16 +59,24 @@ type Watch struct {
 
 // Export holds the window tiers, the phone budget and each backend's recipe.
 type Export struct {
-	ContextTiers         []int        `yaml:"context_tiers"`
-	DeviceBudgetBytes    int64        `yaml:"device_budget_bytes"`
-	RuntimeOverheadBytes int64        `yaml:"runtime_overhead_bytes"`
-	PrefillChunk         int          `yaml:"prefill_chunk"`
-	HostReserveBytes     int64        `yaml:"host_reserve_bytes"`
-	XNNPACK              LLMRecipe    `yaml:"xnnpack"`
-	Vulkan               LLMRecipe    `yaml:"vulkan"`
-	QNN                  QNNRecipe    `yaml:"qnn"`
-	MediaTek             MTKRecipe    `yaml:"mediatek"`
-	Solve                SolveSetting `yaml:"solve"`
+	ContextTiers         []int `yaml:"context_tiers"`
+	DeviceBudgetBytes    int64 `yaml:"device_budget_bytes"`
+	RuntimeOverheadBytes int64 `yaml:"runtime_overhead_bytes"`
+	PrefillChunk         int   `yaml:"prefill_chunk"`
+	HostReserveBytes     int64 `yaml:"host_reserve_bytes"`
+	// PhoneClasses are the handset RAM classes the phone table is given for, smallest first.
+	PhoneClasses []PhoneClass `yaml:"phone_classes"`
+	XNNPACK      LLMRecipe    `yaml:"xnnpack"`
+	Vulkan       LLMRecipe    `yaml:"vulkan"`
+	QNN          QNNRecipe    `yaml:"qnn"`
+	MediaTek     MTKRecipe    `yaml:"mediatek"`
+	Solve        SolveSetting `yaml:"solve"`
+}
+
+// PhoneClass is a handset RAM class and the bytes it leaves to the app that runs the model.
+type PhoneClass struct {
+	RAMGiB   int   `yaml:"ram_gib" json:"ram_gib"`
+	AppBytes int64 `yaml:"app_bytes" json:"app_bytes"`
 }
 
 // LLMRecipe is the export_llm recipe shared by XNNPACK and Vulkan.
@@ -113,6 +129,21 @@ type Runner struct {
 	SwapGiB   int    `yaml:"swap_gib"`
 	DiskBytes int64  `yaml:"disk_bytes"`
 	Measured  bool   `yaml:"measured"`
+	// USDPerMinute is the runner's price per minute.
+	USDPerMinute float64 `yaml:"usd_per_minute"`
+}
+
+// ExportTime is one measured export: its backend, model, window and seconds, and where the
+// figure comes from. Flat marks a figure that holds for any model and window.
+type ExportTime struct {
+	Backend string  `yaml:"backend" json:"backend"`
+	Model   string  `yaml:"model,omitempty" json:"model,omitempty"`
+	Params  int64   `yaml:"params,omitempty" json:"params,omitempty"`
+	Window  int     `yaml:"window,omitempty" json:"window,omitempty"`
+	Seconds float64 `yaml:"seconds" json:"seconds"`
+	Runner  string  `yaml:"runner,omitempty" json:"runner,omitempty"`
+	Flat    bool    `yaml:"flat,omitempty" json:"flat,omitempty"`
+	Source  string  `yaml:"source" json:"source"`
 }
 
 // SwapBytes is the swap the job adds, in bytes.

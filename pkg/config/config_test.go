@@ -58,21 +58,21 @@ func TestStrictErrors(t *testing.T) {
 		old, new   string
 		wantSubstr []string
 	}{
-		{"misspelt key", "  repo_suffix: -ExecuTorch", "  repo_sufix: -ExecuTorch", []string{"config/pipeline.yaml: line 8: hub.repo_sufix: unknown key repo_sufix (misspelt, or in the wrong section?)"}},
-		{"wrong type", "  limit_per_org: 1500 ", "  limit_per_org: many ", []string{"config/pipeline.yaml: line 20: watch.limit_per_org: want a whole number, not `many`"}},
-		{"list for a number", "  limit_per_org: 1500 ", "  limit_per_org: [1, 2] ", []string{"line 20: watch.limit_per_org: want a whole number, not a list"}},
-		{"text for a list", "  tags: [executorch, android, on-device, openweights]", "  tags: executorch", []string{"line 10: hub.tags: want a list, not `executorch`"}},
-		{"text for a flag", "    embedding_hqq: false ", "    embedding_hqq: sometimes ", []string{"line 41: export.xnnpack.embedding_hqq: want true or false, not `sometimes`"}},
+		{"misspelt key", "  repo_suffix: -ExecuTorch", "  repo_sufix: -ExecuTorch", []string{"config/pipeline.yaml: line 10: hub.repo_sufix: unknown key repo_sufix (misspelt, or in the wrong section?)"}},
+		{"wrong type", "  limit_per_org: 1500 ", "  limit_per_org: many ", []string{"config/pipeline.yaml: line 22: watch.limit_per_org: want a whole number, not `many`"}},
+		{"list for a number", "  limit_per_org: 1500 ", "  limit_per_org: [1, 2] ", []string{"line 22: watch.limit_per_org: want a whole number, not a list"}},
+		{"text for a list", "  tags: [executorch, android, on-device, openweights]", "  tags: executorch", []string{"line 12: hub.tags: want a list, not `executorch`"}},
+		{"text for a flag", "    embedding_hqq: false ", "    embedding_hqq: sometimes ", []string{"line 54: export.xnnpack.embedding_hqq: want true or false, not `sometimes`"}},
 		{"text for a mapping", "  org_families:\n    Qwen: [qwen3, qwen25]\n    google: [gemma3]\n    meta-llama: [llama32]\n    HuggingFaceTB: [smollm2, smollm3]\n",
-			"  org_families: all\n", []string{"line 15: watch.org_families: want a mapping, not `all`"}},
-		{"text for a family list", "    Qwen: [qwen3, qwen25]", "    Qwen: qwen3", []string{"line 16: watch.org_families.Qwen: want a list, not `qwen3`"}},
+			"  org_families: all\n", []string{"line 17: watch.org_families: want a mapping, not `all`"}},
+		{"text for a family list", "    Qwen: [qwen3, qwen25]", "    Qwen: qwen3", []string{"line 18: watch.org_families.Qwen: want a list, not `qwen3`"}},
 		{"broken YAML", "hub:\n  # Output org", "hub: github\n  # Output org", []string{"config/pipeline.yaml: line 4: did not find expected key"}},
 		{"text for a fraction", "  max_nominal_billions: 4.0 ", "  max_nominal_billions: four ", []string{"watch.max_nominal_billions: want a number, not `four`"}},
-		{"impossible group size", "    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    group_size: 24\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"pipeline.yaml", "line 39", "export.xnnpack.group_size", "power of two"}},
+		{"impossible group size", "    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    group_size: 24\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"pipeline.yaml", "line 52", "export.xnnpack.group_size", "power of two"}},
 		{"schedule that is not a cron", `  schedule: ""`, `  schedule: "hourly"`, []string{"watch.schedule", `"hourly" is not a cron of five fields`}},
-		{"unknown runner", "    runners: [arm-8, arm-16, arm-32]  # smallest first", "    runners: [arm-9]", []string{"line 42", "export.xnnpack.runners.0", "arm-9"}},
+		{"unknown runner", "    runners: [arm-8, arm-16, arm-32]  # smallest first", "    runners: [arm-9]", []string{"line 55", "export.xnnpack.runners.0", "arm-9"}},
 		{"unknown chip", "    socs: [MT6991]", "    socs: [MT6999]", []string{"export.mediatek.socs.0", "MT6999"}},
-		{"qmode without size model", "    qmode: 8da4w\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    qmode: int8\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"line 38", "export.xnnpack.qmode", `"int8" has no size model (8da4w or fp32)`}},
+		{"qmode without size model", "    qmode: 8da4w\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    qmode: int8\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"line 51", "export.xnnpack.qmode", `"int8" has no size model (8da4w or fp32)`}},
 		{"duplicate window", "context_tiers: [32768, 16384, 8192, 4096, 2048]", "context_tiers: [32768, 16384, 8192, 4096, 4096]", []string{"export.context_tiers.4", "twice"}},
 		{"repository without owner", "  repository: experimentalmachines/exe-expo", "  repository: exe-expo", []string{"github.repository", `"exe-expo" is not a GitHub owner/name`}},
 		{"ref with a space", "  caller_ref: v1", "  caller_ref: v 1", []string{"github.caller_ref", `"v 1" is not a branch, tag or commit name`}},
@@ -148,4 +148,28 @@ func TestTypeWords(t *testing.T) {
 	for _, tc := range tests {
 		assert.Equal(t, tc.want, typeWords(tc.in), tc.in)
 	}
+}
+
+// TestPhoneClasses: the embedded classes go from 4 to 16 GiB, each leaving 60% of its RAM to
+// the app, and a class that leaves the app more than its RAM is refused by key.
+func TestPhoneClasses(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	var rams []int
+	for _, pc := range c.Export.PhoneClasses {
+		rams = append(rams, pc.RAMGiB)
+		assert.InDelta(t, 0.60, float64(pc.AppBytes)/float64(int64(pc.RAMGiB)<<30), 1e-9, "%d GiB", pc.RAMGiB)
+	}
+	assert.Equal(t, []int{4, 6, 8, 12, 16}, rams)
+	c.Export.PhoneClasses[1].AppBytes = 7 << 30
+	assert.ErrorContains(t, c.validate(nil), "export.phone_classes.1.app_bytes")
+}
+
+// TestPhoneTable picks, per class, the largest window that fits, and none when nothing does.
+func TestPhoneTable(t *testing.T) {
+	classes := []PhoneClass{{RAMGiB: 4, AppBytes: 2_000}, {RAMGiB: 8, AppBytes: 5_000}, {RAMGiB: 16, AppBytes: 10_000}}
+	resident := map[int]int64{2048: 2_500, 4096: 3_000, 8192: 5_000, 16384: 12_000}
+	assert.Equal(t, []PhoneFit{{4, 2_000, 0}, {8, 5_000, 8192}, {16, 10_000, 8192}}, PhoneTable(classes, resident))
+	assert.Equal(t, []int{8, 16}, Fits(classes, 5_000))
+	assert.Equal(t, []int{}, Fits(classes, 10_001))
 }

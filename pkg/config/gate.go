@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -19,7 +20,26 @@ type Gate struct {
 	Search []GateRow `yaml:"search"`
 	// Quiet rows are questions it should answer without a tool call.
 	Quiet []string `yaml:"quiet"`
+	// FidelityText is a text file in the config folder (embedded with it) whose first
+	// FidelityTokens tokens fp32 and every export read; at each position the export's
+	// next-token distribution is compared with fp32's over fp32's FidelityTopK most probable
+	// tokens and the rest (docs/research/quality.md).
+	FidelityText   string `yaml:"fidelity_text"`
+	FidelityTokens int    `yaml:"fidelity_tokens"`
+	FidelityTopK   int    `yaml:"fidelity_top_k"`
 }
+
+// Bounds of the fidelity settings: enough positions for a mean, few enough that every
+// window holds them (the smallest context tier is 2048) and the x86 runner feeds them one
+// token a call in seconds; a top-k that keeps gate.json small.
+const (
+	MinFidelityTokens = 16
+	MaxFidelityTokens = 1024
+	MaxFidelityTopK   = 256
+)
+
+// textFile is a plain file name in the config folder: no folder, a .txt extension.
+var textFile = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*\.txt$`)
 
 // GateRow is one search row.
 type GateRow struct {
@@ -46,4 +66,11 @@ func (c *Config) validateGate(v *validator) {
 		v.check(!seen[q], p, "%q is listed twice", q)
 		seen[q] = true
 	}
+	v.check(textFile.MatchString(g.FidelityText), "gate.fidelity_text", "%q is not the name of a .txt file in the config folder", g.FidelityText)
+	v.check(g.FidelityTokens >= MinFidelityTokens && g.FidelityTokens <= MaxFidelityTokens, "gate.fidelity_tokens",
+		"%d is outside %d to %d", g.FidelityTokens, MinFidelityTokens, MaxFidelityTokens)
+	for _, w := range c.Export.ContextTiers {
+		v.check(g.FidelityTokens <= w, "gate.fidelity_tokens", "%d is more than the %d-token window can hold", g.FidelityTokens, w)
+	}
+	v.check(g.FidelityTopK >= 1 && g.FidelityTopK <= MaxFidelityTopK, "gate.fidelity_top_k", "%d is outside 1 to %d", g.FidelityTopK, MaxFidelityTopK)
 }

@@ -25,6 +25,9 @@ func TestGateRows(t *testing.T) {
 	assert.Equal(t, []string{"Concord", "Providence", "Augusta", "Nassau", "Mercy", "Landfall", "Quicksand",
 		"Nightfall", "Ostrava", "Gdynia", "Rijeka", "Linkoping"}, subjects)
 	assert.Empty(t, c.Gate.PromptFile)
+	assert.Equal(t, "fidelity-text.txt", c.Gate.FidelityText)
+	assert.Equal(t, 128, c.Gate.FidelityTokens)
+	assert.Equal(t, 32, c.Gate.FidelityTopK)
 }
 
 func TestGateErrors(t *testing.T) {
@@ -38,6 +41,11 @@ func TestGateErrors(t *testing.T) {
 		{"duplicate question", "Which country is Rijeka in?", "Which country is Gdynia in?", []string{"gate.search.10.question", "listed twice"}},
 		{"quiet row repeated", "    - \"What is 8 times 7?\"", "    - \"What is the capital of Norway?\"", []string{"gate.quiet.1", "listed twice"}},
 		{"unknown key", "  trailer:", "  trailor:", []string{"gate.trailor: unknown key"}},
+		{"fidelity text in a folder", "  fidelity_text: fidelity-text.txt", "  fidelity_text: ../fidelity-text.txt", []string{"gate.fidelity_text", `"../fidelity-text.txt" is not the name of a .txt file in the config folder`}},
+		{"no fidelity text", "  fidelity_text: fidelity-text.txt", "  fidelity_text: \"\"", []string{"gate.fidelity_text", `"" is not the name`}},
+		{"too few fidelity tokens", "  fidelity_tokens: 128", "  fidelity_tokens: 8", []string{"gate.fidelity_tokens: 8 is outside 16 to 1024"}},
+		{"too many fidelity tokens", "  fidelity_tokens: 128", "  fidelity_tokens: 4096", []string{"gate.fidelity_tokens: 4096 is outside 16 to 1024"}},
+		{"no top k", "  fidelity_top_k: 32", "  fidelity_top_k: 0", []string{"gate.fidelity_top_k: 0 is outside 1 to 256"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			edited := strings.Replace(string(y), tc.old, tc.new, 1)
@@ -49,4 +57,14 @@ func TestGateErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFidelityTokensFitEveryWindow: the fidelity text is fed into every window's program, so
+// no configured window may be shorter than it.
+func TestFidelityTokensFitEveryWindow(t *testing.T) {
+	c, err := Default()
+	require.NoError(t, err)
+	c.Gate.FidelityTokens = 512
+	c.Export.ContextTiers = append(c.Export.ContextTiers, 256)
+	assert.ErrorContains(t, c.validate(nil), "gate.fidelity_tokens: 512 is more than the 256-token window can hold")
 }

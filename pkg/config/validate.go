@@ -103,6 +103,7 @@ func (c *Config) validate(root *yaml.Node) error {
 	v.check(gitRef.MatchString(c.GitHub.CallerRef), "github.caller_ref", "%q is not a branch, tag or commit name", c.GitHub.CallerRef)
 	v.check(orgName.MatchString(c.Hub.Org), "hub.org", "%q is not a Hugging Face org name", c.Hub.Org)
 	v.check(c.Hub.RepoSuffix == "" || runnerLabel.MatchString(strings.TrimPrefix(c.Hub.RepoSuffix, "-")), "hub.repo_suffix", "%q cannot end a repo name", c.Hub.RepoSuffix)
+	v.check(runnerLabel.MatchString(c.Hub.CatalogRepo), "hub.catalog_repo", "%q is not a Hub repo name", c.Hub.CatalogRepo)
 	v.check(len(c.Hub.Tags) > 0, "hub.tags", "at least one tag is needed (the openweights Android app, which loads these files, finds models by the executorch tag)")
 	c.validateWatch(v)
 	c.validateExport(v)
@@ -153,6 +154,23 @@ func (c *Config) validateExport(v *validator) {
 	v.check(e.RuntimeOverheadBytes >= 0, "export.runtime_overhead_bytes", "cannot be negative")
 	v.check(e.PrefillChunk > 0, "export.prefill_chunk", "must be positive")
 	v.check(e.HostReserveBytes >= 0, "export.host_reserve_bytes", "cannot be negative")
+	for i, t := range c.ExportTimes {
+		p := fmt.Sprintf("export_times.%d", i)
+		v.check(t.Backend != "", p+".backend", "name the backend the time was measured for")
+		v.check(t.Seconds > 0, p+".seconds", "must be positive")
+		v.check(t.Flat || (t.Params > 0 && t.Window > 0), p, "give params and window, or mark the figure flat")
+		v.check(t.Source != "", p+".source", "say where the figure comes from")
+	}
+	for i, r := range c.Runners {
+		v.check(r.USDPerMinute >= 0, fmt.Sprintf("runners.%d.usd_per_minute", i), "cannot be negative")
+	}
+	v.check(len(e.PhoneClasses) > 0, "export.phone_classes", "no phone class is listed")
+	for i, pc := range e.PhoneClasses {
+		p := fmt.Sprintf("export.phone_classes.%d", i)
+		v.check(pc.RAMGiB > 0, p+".ram_gib", "must be positive")
+		v.check(pc.AppBytes > 0 && pc.AppBytes < int64(pc.RAMGiB)<<30, p+".app_bytes", "must be positive and below the class's RAM (%d GiB)", pc.RAMGiB)
+		v.check(i == 0 || pc.RAMGiB > e.PhoneClasses[i-1].RAMGiB, p+".ram_gib", "classes go from the smallest RAM up, each once")
+	}
 	for _, r := range []struct {
 		name string
 		r    LLMRecipe

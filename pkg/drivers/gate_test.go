@@ -84,10 +84,13 @@ func TestGateProbeArithmetic(t *testing.T) {
 	r := Runner{Python: py, Dir: filepath.Join(dir, "drivers")}
 	ctx := context.Background()
 
-	ref, _, err := r.GateReference(ctx, GateProbe{Model: GateModel{Kind: "torchscript", Path: fp32Path}, Prompt: prompt, Rows: rows})
+	refRes, _, err := r.GateReference(ctx, GateProbe{Model: GateModel{Kind: "torchscript", Path: fp32Path}, Prompt: prompt, Rows: rows})
 	require.NoError(t, err)
-	got, _, err := r.GateMeasure(ctx, GateProbe{Model: GateModel{Kind: "torchscript", Path: exportPath}, Prompt: prompt, Rows: rows}, ref)
+	ref := refRes.Rows
+	assert.Nil(t, refRes.Fidelity, "no fidelity text asked, none measured")
+	gotRes, _, err := r.GateMeasure(ctx, GateProbe{Model: GateModel{Kind: "torchscript", Path: exportPath}, Prompt: prompt, Rows: rows}, ref, nil)
 	require.NoError(t, err)
+	got := gotRes.Rows
 
 	disagree := 0
 	for _, row := range rows {
@@ -115,7 +118,7 @@ func TestGateProbeRefusals(t *testing.T) {
 	model := GateModel{Kind: "torchscript", Path: path}
 
 	_, _, err := r.GateMeasure(ctx, GateProbe{Model: model, Rows: []GateRow{{Question: "q", TokenIDs: []int{1}}}},
-		map[string]gate.Token{"q": {Token: 99}})
+		map[string]gate.Token{"q": {Token: 99}}, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "row 'q': fp32 token 99 is outside the export's vocabulary of 13")
 
@@ -126,6 +129,102 @@ func TestGateProbeRefusals(t *testing.T) {
 	_, _, err = r.GateReference(ctx, GateProbe{Model: GateModel{Kind: "onnx", Path: path}})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "model kind 'onnx' is not hf, pte or torchscript")
+
+	_, _, err = r.GateReference(ctx, GateProbe{Model: model, Fidelity: &GateFidelity{Text: "a text", Tokens: 4, TopK: 2}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the fidelity text has no token ids and the plan names no tokenizer")
+
+	_, _, err = r.GateReference(ctx, GateProbe{Model: model, Fidelity: &GateFidelity{TokenIDs: []int{1, 2, 3}, Tokens: 5, TopK: 2}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the fidelity text has 3 tokens, fewer than the 5 asked")
+
+	_, _, err = r.GateReference(ctx, GateProbe{Model: model, Fidelity: &GateFidelity{TokenIDs: []int{1, 2, 3}, TopK: 14}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "fidelity top_k 14 is more than the vocabulary of 13")
+
+	bad := &gate.FidelityReference{TopK: 1, Tokens: []int{1}, Positions: []gate.RefPosition{{IDs: []int{40}, LogP: []float64{0}}}}
+	_, _, err = r.GateMeasure(ctx, GateProbe{Model: model}, nil, bad)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "fidelity position 0: fp32's tokens fall outside the export's vocabulary of 13")
+}
+
+// TestGateProbeFidelity runs the fidelity text's part of gate_probe.py on the two tiny
+// models: every position's top-k, log-probabilities and rest mass of the reference, and the
+// export's distribution on those buckets, against the softmax computed here; then
+// gate.CompareFidelity on the driver's numbers agrees with the same figures computed from
+// the full distributions here (the bucketed KL never above the full KL).
+func TestGateProbeFidelity(t *testing.T) {
+	py := torchPython(t)
+	dir := t.TempDir()
+	var fp32W, exportW tinyWeights
+	fp32Path, exportPath := filepath.Join(dir, "fp32.pt"), filepath.Join(dir, "export.pt")
+	pyJSON(t, py, &fp32W, filepath.Join("testdata", "gate_tiny.py"), fp32Path, "1")
+	pyJSON(t, py, &exportW, filepath.Join("testdata", "gate_tiny.py"), exportPath, "2")
+	r := Runner{Python: py, Dir: filepath.Join(dir, "drivers")}
+	ctx := context.Background()
+	text := []int{3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3}
+	const k, n = 4, 12
+
+	ref, _, err := r.GateReference(ctx, GateProbe{Model: GateModel{Kind: "torchscript", Path: fp32Path},
+		Fidelity: &GateFidelity{TokenIDs: text, Tokens: n, TopK: k}})
+	require.NoError(t, err)
+	require.NotNil(t, ref.Fidelity)
+	f := ref.Fidelity
+	assert.Equal(t, text[:n], f.Tokens, "the first n tokens are fed")
+	assert.Equal(t, k, f.TopK)
+	require.Len(t, f.Positions, n)
+	for i, pos := range f.Positions {
+		p := fp32W.probs(text[:i+1])
+		assert.Equal(t, argmax(p), pos.IDs[0], "position %d: fp32's argmax first", i)
+		kept := 0.0
+		for j, id := range pos.IDs {
+			assert.InDelta(t, math.Log(p[id]), pos.LogP[j], 1e-6, "position %d token %d", i, id)
+			if j > 0 {
+				assert.GreaterOrEqual(t, pos.LogP[j-1], pos.LogP[j], "position %d: most probable first", i)
+			}
+			kept += p[id]
+		}
+		assert.InDelta(t, 1-kept, pos.Rest, 1e-6, "position %d: the rest's mass", i)
+	}
+
+	got, _, err := r.GateMeasure(ctx, GateProbe{Model: GateModel{Kind: "torchscript", Path: exportPath}}, nil, f)
+	require.NoError(t, err)
+	require.NotNil(t, got.Fidelity)
+	require.Len(t, got.Fidelity.Positions, n)
+	agreed, fullKL, bucketKL := 0, 0.0, 0.0
+	for i, pos := range got.Fidelity.Positions {
+		pf, pe := fp32W.probs(text[:i+1]), exportW.probs(text[:i+1])
+		assert.Equal(t, argmax(pe), pos.Token, "position %d: the export's argmax", i)
+		kept := 0.0
+		for j, id := range f.Positions[i].IDs {
+			assert.InDelta(t, math.Log(pe[id]), pos.LogP[j], 1e-6, "position %d token %d", i, id)
+			kept += pe[id]
+		}
+		assert.InDelta(t, 1-kept, pos.Rest, 1e-6, "position %d: the export's rest", i)
+		if argmax(pe) == argmax(pf) {
+			agreed++
+		}
+		var kl float64
+		for v := range pf {
+			kl += pf[v] * math.Log(pf[v]/pe[v])
+		}
+		fullKL += kl / n
+		bucketKL += gate.BucketKL(f.Positions[i].LogP, f.Positions[i].Rest, pos.LogP, pos.Rest) / n
+	}
+	fid, err := gate.CompareFidelity(*f, *got.Fidelity)
+	require.NoError(t, err)
+	assert.Equal(t, agreed, fid.Agreed)
+	assert.InDelta(t, float64(agreed)/n, fid.NextTokenAgreement, 1e-12)
+	assert.InDelta(t, bucketKL, fid.MeanKL, 1e-9)
+	assert.Positive(t, fid.MeanKL, "two random models differ")
+	assert.LessOrEqual(t, fid.MeanKL, fullKL+1e-6, "the bucketed KL is a lower bound of the full KL")
+
+	same, _, err := r.GateMeasure(ctx, GateProbe{Model: GateModel{Kind: "torchscript", Path: fp32Path}}, nil, f)
+	require.NoError(t, err)
+	fid, err = gate.CompareFidelity(*f, *same.Fidelity)
+	require.NoError(t, err)
+	assert.Equal(t, 1.0, fid.NextTokenAgreement, "fp32 against itself")
+	assert.InDelta(t, 0, fid.MeanKL, 1e-12, "fp32 against itself")
 }
 
 // TestGateComplete: a driver that drops or adds a row is an error, not a short verdict.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/drivers"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
@@ -39,11 +40,13 @@ func (o *Options) newReport(src *model.Source, v *family.Verdict, r *recipe.Reci
 		Window: report.Window{
 			Context: g.window, Reason: g.reason, DeviceResident: g.row.ResidentBytes,
 			PhoneBudgetBytes: o.Config.Export.DeviceBudgetBytes, FitsPhoneBudget: g.row.FitsPhone,
+			PhoneClasses:  o.Config.Export.PhoneClasses,
+			FitsPhonesGiB: config.Fits(o.Config.Export.PhoneClasses, g.row.ResidentBytes),
 		},
 		Estimates: report.Estimates{PTEBytesEstimate: g.row.PTEBytes, ExportPeakBytesEstimate: g.row.ExportPeakBytes,
 			HostNeedBytes: g.row.HostNeedBytes, DiskNeedBytes: g.disk},
 		Files:           []report.File{},
-		Host:            report.Host{HostFacts: g.host},
+		Host:            report.Host{HostFacts: g.host, RunnerLabel: o.Runner},
 		Metadata:        pte.Metadata{},
 		StructuralCheck: []check.Result{},
 		Stages:          []report.StageReport{},

@@ -70,6 +70,8 @@ type Options struct {
 	Host func(dir string) (run.HostFacts, error)
 	// RunURL and RunID link the report to the workflow run.
 	RunURL, RunID string
+	// Runner is the label of the runner the export runs on, recorded for the cost table.
+	Runner string
 
 	// srcDir is where the source's files are: the local folder, or work/source.
 	srcDir string

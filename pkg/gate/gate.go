@@ -39,6 +39,9 @@ type Reference struct {
 	Confident []string `json:"confident"`
 	// Prompt is the prompt file the rows were rendered with.
 	Prompt PromptID `json:"prompt"`
+	// Fidelity is fp32's side of the fidelity text (fidelity.go); absent from a reference
+	// made before gate.fidelity_text was configured.
+	Fidelity *FidelityReference `json:"fidelity,omitempty"`
 }
 
 // Token is one prompt's next token as the fp32 model chose it.
@@ -52,6 +55,8 @@ type Token struct {
 type Measured struct {
 	Rows   map[string]Answer `json:"rows"`
 	Prompt PromptID          `json:"prompt"`
+	// Fidelity is the export's side of the fidelity text, measured when the reference has one.
+	Fidelity *FidelityMeasured `json:"fidelity,omitempty"`
 }
 
 // Answer is the export's last-position distribution on one prompt, reduced to what the
@@ -88,7 +93,16 @@ type Result struct {
 	Rows                      map[string]Row `json:"rows"`
 	// Prompt is the prompt file both sides were made with: scores compare only across it.
 	Prompt PromptID `json:"prompt"`
+	// Fidelity is next-token agreement and mean KL against fp32 over the fidelity text. It
+	// is recorded, not graded: it does not decide Passed. Nil when the reference has no
+	// fidelity part, and FidelityMissing says so.
+	Fidelity        *Fidelity `json:"fidelity,omitempty"`
+	FidelityMissing string    `json:"fidelity_missing,omitempty"`
 }
+
+// NoFidelityReference is why a gate result has no fidelity figures: its gate.json predates
+// the fidelity text.
+const NoFidelityReference = "the fp32 reference (gate.json) has no fidelity text: it was made before gate.fidelity_text was configured; remove it and make it again with the fp32 weights to measure it"
 
 // Verdict is the one-line summary a step summary prints.
 func (r Result) Verdict() string {
@@ -113,6 +127,18 @@ func Score(rows Rows, ref Reference, got Measured) (Result, error) {
 	}
 	r.grade(rows)
 	r.Passed = len(r.Problems) == 0
+	switch {
+	case ref.Fidelity == nil:
+		r.FidelityMissing = NoFidelityReference
+	case got.Fidelity == nil:
+		return Result{}, fmt.Errorf("the fp32 reference has the fidelity text %s and the export's measurement has none", ref.Fidelity.Text)
+	default:
+		f, err := CompareFidelity(*ref.Fidelity, *got.Fidelity)
+		if err != nil {
+			return Result{}, err
+		}
+		r.Fidelity = &f
+	}
 	return r, nil
 }
 

@@ -19,7 +19,7 @@ type ModelInfo struct {
 	Tags         []string        `json:"tags"`
 	PipelineTag  string          `json:"pipeline_tag"`
 	LibraryName  string          `json:"library_name"`
-	Config       json.RawMessage `json:"config,omitempty"`
+	Config       json.RawMessage `json:"config,omitempty"` // huggingface.co's: a summary of config.json
 	CardData     map[string]any  `json:"cardData,omitempty"`
 	Siblings     []Sibling       `json:"siblings"`
 	Safetensors  *ParamTotals    `json:"safetensors,omitempty"`
@@ -91,8 +91,9 @@ type InfoOptions struct {
 }
 
 // ExpandForExport is the property set the export pipeline reads: the reference
-// implementation's plus config, so one request also brings config.json
-// (docs/research/hub.md#what-the-reference-implementation-reads-and-retries).
+// implementation's plus config. huggingface.co's config is a summary of config.json
+// (architectures, model_type, …), not the file, so a plan still reads config.json unless
+// the config is evidently whole (docs/research/hub.md#config-in-model-info).
 var ExpandForExport = []string{"safetensors", "createdAt", "sha", "gated", "tags", "pipeline_tag", "cardData", "siblings", "config"}
 
 // ModelInfo fetches a model's metadata at a revision.

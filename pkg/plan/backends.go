@@ -3,9 +3,11 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/cost"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/sizing"
@@ -62,23 +64,57 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 	}
 	bp.Recipe, bp.Targets = d.Recipe, d.Targets
 	tiers := cfg.RunnersFor(d.Runners)
+	fits := cost.FitAll(cfg.ExportTimes)
 	for _, w := range b.Windows(cfg) {
 		row, err := Estimate(cfg, src, m, b, "", w)
 		if err != nil {
 			row.Skip = err.Error()
-		} else {
-			pick(&row, tiers, d.Fit)
+		} else if r := pick(&row, tiers, d.Fit); r != nil {
+			if job, ok := cost.Estimate(fits, b.Name, m.Params, w, r); ok {
+				row.ExportMinutes, row.ExportUSD = job.Minutes, job.USD
+			}
 		}
 		bp.Rows = append(bp.Rows, row)
 	}
+	bp.Phones = phoneTable(cfg, bp.Rows)
+	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
 }
 
-// pick sets the row's runner tier, or why none can build it.
-func pick(row *Row, tiers []config.Runner, fit sizing.Fit) {
+// runCost is what building every window costs: one job per window built (per chip for a
+// backend with chips), their runner minutes and price.
+func runCost(rows []Row, chips int) (jobs, minutes int, usd float64) {
+	if chips == 0 {
+		chips = 1
+	}
+	for _, r := range rows {
+		if r.Skip == "" && r.ExportMinutes > 0 {
+			jobs += chips
+			minutes += chips * r.ExportMinutes
+			usd += float64(chips) * r.ExportUSD
+		}
+	}
+	return jobs, minutes, math.Round(usd*100) / 100
+}
+
+// phoneTable is the largest window each phone class can hold, among the windows that will
+// be built (a skipped window is never published, so no phone gets it).
+func phoneTable(cfg *config.Config, rows []Row) []config.PhoneFit {
+	resident := map[int]int64{}
+	for _, r := range rows {
+		if r.Skip == "" {
+			resident[r.Window] = r.ResidentBytes
+		}
+	}
+	return config.PhoneTable(cfg.Export.PhoneClasses, resident)
+}
+
+// pick sets the row's runner tier, or why none can build it, and returns the tier.
+func pick(row *Row, tiers []config.Runner, fit sizing.Fit) *config.Runner {
 	c := sizing.PickRunner(tiers, row.HostNeedBytes, row.DiskNeedBytes, fit)
 	if c.Runner == nil {
 		row.Skip = c.Skip
-		return
+		return nil
 	}
 	row.Runner, row.RunnerTier, row.SwapGiB, row.UsesSwap = c.Runner.Label, c.Runner.Name, c.Runner.SwapGiB, c.UsesSwap
+	return c.Runner
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/sizing"
+	"math"
 )
 
 // Plan is the whole answer for one model.
@@ -32,6 +33,11 @@ type Plan struct {
 	PhoneBudgetBytes   int64         `json:"phone_budget_bytes"`
 	PhoneOverheadBytes int64         `json:"phone_runtime_overhead_bytes"`
 	Backends           []BackendPlan `json:"backends"`
+	// Jobs, Minutes and USD sum the backends' export costs: what a run of every backend
+	// shown would cost, before it is dispatched.
+	Jobs    int     `json:"export_jobs"`
+	Minutes int     `json:"export_minutes"`
+	USD     float64 `json:"export_usd"`
 }
 
 // ArchSummary is the architecture numbers sizing used.
@@ -58,6 +64,14 @@ type BackendPlan struct {
 	// Targets are the chips (QNN, MediaTek); every window is built for each.
 	Targets []string `json:"targets,omitempty"`
 	Rows    []Row    `json:"windows,omitempty"`
+	// Phones is the phone table: for each RAM class (export.phone_classes), the largest
+	// window built whose resident bytes fit what the class leaves to the app.
+	Phones []config.PhoneFit `json:"phones,omitempty"`
+	// Jobs, Minutes and USD are what exporting every window built costs: the export jobs
+	// (one per window, per chip), their runner minutes and price (pkg/cost).
+	Jobs    int     `json:"export_jobs"`
+	Minutes int     `json:"export_minutes"`
+	USD     float64 `json:"export_usd"`
 }
 
 // Row is one window of one backend.
@@ -83,6 +97,10 @@ type Row struct {
 	SwapGiB         int    `json:"swap_gib"`
 	UsesSwap        bool   `json:"uses_swap"`
 	Skip            string `json:"skip,omitempty"`
+	// ExportMinutes and ExportUSD are the window's export job on Runner: the fitted time in
+	// whole minutes and its price; 0 without a measurement for the backend.
+	ExportMinutes int     `json:"export_minutes,omitempty"`
+	ExportUSD     float64 `json:"export_usd,omitempty"`
 }
 
 // Build computes the plan of a loaded source. only, when set, limits the backends shown.
@@ -111,7 +129,9 @@ func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 			fillBackend(cfg, src, *sm, b, &bp)
 		}
 		p.Backends = append(p.Backends, bp)
+		p.Jobs, p.Minutes, p.USD = p.Jobs+bp.Jobs, p.Minutes+bp.Minutes, p.USD+bp.USD
 	}
+	p.USD = math.Round(p.USD*100) / 100
 	return p
 }
 

@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/cost"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/sizing"
 )
@@ -57,6 +59,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 		ew.printf("\n")
 		tables = b.writeText(ew) || tables
 	}
+	if p.Jobs > 0 {
+		ew.printf("\nExport cost of every window above: %s (measured export times and runner prices in pipeline.yaml)\n", CostLine(p.Jobs, p.Minutes, p.USD))
+	}
 	if tables {
 		ew.printf("\n%s\n", p.tableKey())
 	}
@@ -67,7 +72,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 // which settings decide them, and the two units the columns use.
 func (p *Plan) tableKey() string {
 	return fmt.Sprintf("phone = .pte + KV cache + %s runtime (export.runtime_overhead_bytes), what the handset holds; "+
-		"fits phone = phone ≤ %s, the budget in pipeline.yaml's export.device_budget_bytes. GB = 10^9 bytes, GiB = 2^30 bytes.",
+		"fits phone = phone ≤ %s, the budget in pipeline.yaml's export.device_budget_bytes; "+
+		"per phone = the largest window whose phone bytes fit what a handset of that RAM leaves the app (export.phone_classes). GB = 10^9 bytes, GiB = 2^30 bytes.",
 		sizing.GB(p.PhoneOverheadBytes), sizing.GB(p.PhoneBudgetBytes))
 }
 
@@ -97,6 +103,12 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 		if r.UsesSwap {
 			runner += fmt.Sprintf(" (+%d GiB swap)", r.SwapGiB)
 		}
+		if r.ExportMinutes > 0 {
+			runner += fmt.Sprintf(", ~%d min, $%.2f", r.ExportMinutes, r.ExportUSD)
+			if r.ExportMinutes > cost.JobLimitMinutes {
+				runner += fmt.Sprintf(" (over the %d-minute job limit)", cost.JobLimitMinutes)
+			}
+		}
 		if r.Skip != "" {
 			runner = "skipped: " + r.Skip
 		}
@@ -106,7 +118,26 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
 	}
+	if len(b.Phones) > 0 {
+		ew.printf("  largest window per phone: %s\n", PhoneLine(b.Phones))
+	}
+	if b.Jobs > 0 {
+		ew.printf("  export cost: %s\n", CostLine(b.Jobs, b.Minutes, b.USD))
+	}
 	return true
+}
+
+// PhoneLine is the phone table in one line: "4 GB: none, 6 GB: 4k, 8 GB: 32k, …".
+func PhoneLine(fits []config.PhoneFit) string {
+	parts := make([]string, 0, len(fits))
+	for _, f := range fits {
+		w := "none"
+		if f.Window > 0 {
+			w = family.WindowLabel(f.Window)
+		}
+		parts = append(parts, fmt.Sprintf("%d GB phone: %s", f.RAMGiB, w))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // inGB and inGiB are the table's two units: decimal GB for what lands on the phone (as
@@ -130,3 +161,8 @@ func (e *errWriter) Write(b []byte) (int, error) {
 }
 
 func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, args...) }
+
+// CostLine words export jobs, their runner minutes and price.
+func CostLine(jobs, minutes int, usd float64) string {
+	return fmt.Sprintf("%d job(s), %s runner minutes, $%.2f", jobs, family.Commas(int64(minutes)), usd)
+}

@@ -2,6 +2,7 @@ package pte_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,9 +15,10 @@ import (
 // valid; it must never panic.
 func FuzzOpen(f *testing.F) {
 	files, _ := filepath.Glob("testdata/*.pte")
-	for _, name := range files {
+	coverage, _ := filepath.Glob("testdata/coverage/*.pte")
+	for _, name := range append(files, coverage...) {
 		// Seeds over 256 KiB (the 1.3 MB QNN file) would only slow every mutation down.
-		if b := readFixture(f, filepath.Base(name)); len(b) <= 256<<10 {
+		if b := readFixture(f, strings.TrimPrefix(name, "testdata/")); len(b) <= 256<<10 {
 			f.Add(b)
 		}
 	}
@@ -42,6 +44,7 @@ func FuzzOpen(f *testing.F) {
 // exercise touches everything a caller may index after a successful Open.
 func exercise(t *testing.T, p *pte.Program) {
 	_ = p.Metadata()
+	_ = p.Coverages()
 	for _, m := range p.Methods {
 		_ = m.Backends()
 		for _, c := range m.Chains {

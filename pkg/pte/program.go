@@ -32,8 +32,9 @@ type Program struct {
 }
 
 // Open reads the program of a .pte through r. Only the header and the flatbuffer are read
-// (plus the first bytes of each delegate blob for its signature), so inspecting a
-// multi-gigabyte file costs as much as inspecting a small one.
+// (plus the first bytes of each delegate blob for its signature, and the graph of each
+// XNNPACK or Vulkan payload, which leaves out its weights), so inspecting a
+// multi-gigabyte file costs little more than inspecting a small one.
 func Open(r io.ReaderAt, size int64) (*Program, error) {
 	hdr, err := readHeader(r, size)
 	if err != nil {
@@ -63,6 +64,7 @@ func Open(r io.ReaderAt, size int64) (*Program, error) {
 	if err := p.readSignatures(r, buf); err != nil {
 		return nil, err
 	}
+	p.readGraphs(r, buf)
 	return p, nil
 }
 

@@ -160,7 +160,7 @@ func TestBuiltMediaTek(t *testing.T) {
 
 func TestBuiltNoHeaderInline(t *testing.T) {
 	spec := ptetest.Spec{HeaderLength: -1, Methods: []ptetest.Method{
-		{Name: "forward", Backend: pte.XnnpackBackend, Blob: ptetest.XNNPACKBlob(100)},
+		{Name: "forward", Backend: pte.XnnpackBackend, Blob: ptetest.XNNPACKBlob(256)},
 		{Name: "plain"},
 	}}
 	p := open(t, spec)
@@ -168,8 +168,11 @@ func TestBuiltNoHeaderInline(t *testing.T) {
 		t.Fatalf("header %+v segments %v, want neither", p.Header, p.Segments)
 	}
 	d := p.Method("forward").Delegates[0]
-	if d.Location != pte.Inline || d.Signature != pte.SigXNNPACK || d.BlobSize != 100 {
+	if d.Location != pte.Inline || d.Signature != pte.SigXNNPACK || d.BlobSize != 256 {
 		t.Errorf("inline delegate %+v", d)
+	}
+	if d.Graph == nil || d.Graph.Linears != 1 {
+		t.Errorf("inline delegate's graph %+v (%s), want its one FullyConnected node", d.Graph, d.GraphError)
 	}
 	plain := p.Method("plain")
 	if plain.Count(pte.InstrKernelCall) != 1 || plain.Operators[0].Name != "aten::add" {

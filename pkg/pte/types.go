@@ -100,6 +100,11 @@ type Delegate struct {
 	Signature string
 	// Head is the blob's first bytes (up to 16), for checks of its header.
 	Head []byte
+	// Graph is what runs inside the delegate, read from an XNNPACK or Vulkan payload; nil
+	// for the vendor formats (QNN, NeuroPilot) and when the graph could not be read, which
+	// GraphError then says.
+	Graph      *DelegateGraph
+	GraphError string
 }
 
 // CompileSpec is one backend option recorded at lowering time.

@@ -33,6 +33,7 @@ func Card(reports []placed) string {
 		src.ID, hubURL, src.ID, revisions(rs), rs[0].Report.Toolchain["executorch"])
 	files(&b, rs)
 	memory(&b, rs)
+	phones(&b, rs)
 	made(&b, rs)
 	license(&b, rs)
 	return b.String()
@@ -199,7 +200,12 @@ func files(b *strings.Builder, rs []placed) {
 	b.WriteString("## Files\n\n")
 	fmt.Fprintf(b, "Windows in this repo: %s. The window is fixed inside the file: the runtime allocates the whole KV cache at load, so pick the largest window the device can hold (`fits_phone_budget` in each folder's `config.json` is the estimate against a %s GB budget).\n\n",
 		spans(rs), strconv.FormatFloat(float64(rs[0].Report.Window.PhoneBudgetBytes)/1e9, 'f', -1, 64))
-	b.WriteString("| Backend | Target | File | Window | Size | Smoke test |\n|---|---|---|---|---|---|\n")
+	cov := hasCoverage(rs)
+	if cov {
+		b.WriteString("| Backend | Target | File | Window | Size | Smoke test | Quality vs fp32 | In the delegate |\n|---|---|---|---|---|---|---|---|\n")
+	} else {
+		b.WriteString("| Backend | Target | File | Window | Size | Smoke test | Quality vs fp32 |\n|---|---|---|---|---|---|---|\n")
+	}
 	sides := map[string][]string{}
 	var intros []string
 	for _, p := range rs {
@@ -216,12 +222,22 @@ func files(b *strings.Builder, rs []placed) {
 				}
 				continue
 			}
-			fmt.Fprintf(b, "| %s | %s | [`%s`](%s) | %s tokens | %.2f GB | %s |\n", title(r), target(r), f.Path, f.Path,
-				thousands(int64(r.Window.Context)), float64(f.Bytes)/1e9, verdict(r, i))
+			fmt.Fprintf(b, "| %s | %s | [`%s`](%s) | %s tokens | %.2f GB | %s | %s |", title(r), target(r), f.Path, f.Path,
+				thousands(int64(r.Window.Context)), float64(f.Bytes)/1e9, verdict(r, i), qualityCell(r))
+			if cov {
+				fmt.Fprintf(b, " %s |", coverageCell(r, i))
+			}
+			b.WriteString("\n")
 			i++
 		}
 	}
 	b.WriteString("\n")
+	if note := qualityNote(rs); note != "" {
+		b.WriteString(note + "\n\n")
+	}
+	if cov {
+		b.WriteString(coverageNote + "\n\n")
+	}
 	for _, intro := range intros {
 		links := make([]string, len(sides[intro]))
 		for i, s := range sides[intro] {

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 )
 
@@ -16,16 +18,19 @@ import (
 // window ascending; shared fields from the largest window's report), so it never lists a
 // file the folder does not hold.
 type BackendConfig struct {
-	Runtime        string         `json:"runtime"`
-	RuntimeVersion string         `json:"runtime_version"`
-	Backend        string         `json:"backend"`
-	Target         *string        `json:"target"`
-	Tokenizer      string         `json:"tokenizer,omitempty"`
-	SourceModel    string         `json:"source_model"`
-	SourceRevision string         `json:"source_revision"`
-	Variants       []Variant      `json:"variants"`
-	QNNSDKVersion  string         `json:"qnn_sdk_version,omitempty"`
-	NeuroPilotSDK  *NeuroPilotSDK `json:"neuropilot_sdk,omitempty"`
+	Runtime        string    `json:"runtime"`
+	RuntimeVersion string    `json:"runtime_version"`
+	Backend        string    `json:"backend"`
+	Target         *string   `json:"target"`
+	Tokenizer      string    `json:"tokenizer,omitempty"`
+	SourceModel    string    `json:"source_model"`
+	SourceRevision string    `json:"source_revision"`
+	Variants       []Variant `json:"variants"`
+	// Phones is the folder's phone table: for each phone RAM class, the largest window whose
+	// resident bytes fit what the class leaves to the app (0: none).
+	Phones        []config.PhoneFit `json:"phones,omitempty"`
+	QNNSDKVersion string            `json:"qnn_sdk_version,omitempty"`
+	NeuroPilotSDK *NeuroPilotSDK    `json:"neuropilot_sdk,omitempty"`
 }
 
 // NeuroPilotSDK names the SDK a MediaTek folder's files were compiled with.
@@ -48,7 +53,20 @@ type Variant struct {
 	SourceRevision  string   `json:"source_revision"`
 	Quantization    string   `json:"quantization"`
 	FitsPhoneBudget *bool    `json:"fits_phone_budget"`
-	Methods         any      `json:"methods"`
+	// ResidentBytes is what the phone holds for the window: the files, the KV cache and the
+	// runtime (the plan's estimate the export recorded).
+	ResidentBytes int64 `json:"device_resident_bytes,omitempty"`
+	// FitsPhonesGiB are the phone RAM classes (GiB) that can hold this window.
+	FitsPhonesGiB []int `json:"fits_phones_gib,omitempty"`
+	Methods       any   `json:"methods"`
+	// Quality is the variant's distance from its fp32 source (VariantQuality), null where
+	// none was measured; QualityNote then says why ("not measured here: Vulkan (GPU) needs a
+	// phone").
+	Quality *VariantQuality `json:"quality"`
+	// Coverage is how much of the file runs inside the delegate (a single program's; for a
+	// window cut into chunks, summed over the chunks); null before it was recorded.
+	Coverage    *VariantCoverage `json:"delegate_coverage"`
+	QualityNote string           `json:"quality_note,omitempty"`
 	// Runner is the MediaTek runner block: the export's model facts plus the file paths.
 	Runner map[string]any `json:"runner,omitempty"`
 }
@@ -85,6 +103,7 @@ func buildConfig(reports []placed) ([]byte, error) {
 	for _, p := range rs {
 		c.Variants = append(c.Variants, variants(p.Report)...)
 	}
+	c.Phones = folderPhones(rs)
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode config.json: %w", err)
@@ -97,7 +116,8 @@ const anyTarget = "any arm64"
 
 // variants are a report's entries: one per program, or one for a window cut into chunks.
 func variants(r *report.Report) []Variant {
-	base := Variant{Context: r.Window.Context, SourceRevision: r.Source.SHA, Quantization: label(r)}
+	base := Variant{Context: r.Window.Context, SourceRevision: r.Source.SHA, Quantization: label(r), FitsPhonesGiB: fitsPhones(r.Window), ResidentBytes: r.Window.DeviceResident}
+	base.Quality, base.QualityNote = variantQuality(r)
 	if b := backend.ByName(r.Backend); b != nil && b.LLM {
 		fits := r.Window.FitsPhoneBudget
 		base.FitsPhoneBudget = &fits
@@ -113,6 +133,7 @@ func variants(r *report.Report) []Variant {
 	if len(ptes) == 1 && len(side) == 0 {
 		v := base
 		v.File, v.SizeBytes, v.SHA256, v.Methods = path.Base(ptes[0].Path), ptes[0].Bytes, ptes[0].SHA256, methods(r)
+		v.Coverage = coverageOf(r, 0)
 		return []Variant{v}
 	}
 	v := base
@@ -128,6 +149,7 @@ func variants(r *report.Report) []Variant {
 		shas[path.Base(f.Path)] = f.SHA256
 	}
 	v.SHA256, v.Methods = shas, map[string]any{}
+	v.Coverage = chunkCoverage(r)
 	v.Runner = runnerBlock(r, v)
 	return []Variant{v}
 }
@@ -162,4 +184,19 @@ func methods(r *report.Report) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// chunkCoverage sums the coverage of every chunk of a window; nil when any chunk lacks it.
+func chunkCoverage(r *report.Report) *VariantCoverage {
+	var all []pte.Coverage
+	for _, c := range r.StructuralCheck {
+		if len(c.Coverage) == 0 {
+			return nil
+		}
+		all = append(all, c.Coverage...)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return sumCoverage(all)
 }

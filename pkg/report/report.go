@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/gate"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
@@ -59,6 +60,13 @@ type Report struct {
 	Gate      *gate.Result      `json:"gate,omitempty"`
 	Stages    []StageReport     `json:"stages"`
 	Run       *Run              `json:"run,omitempty"`
+	// Quality is how far the file is from its fp32 source in one block
+	// (docs/research/quality.md): the gate's figures (graded rows, agreement, fp32 and
+	// export means, shortfall, quiet rows) and, over the fidelity text, next-token agreement
+	// and mean KL(fp32 || export) — a lower bound of the full KL, computed over fp32's top-k
+	// tokens and the rest. A file whose backend the x86 runner cannot run has no figures and
+	// says so (not_measured). Absent until the gate ran.
+	Quality *gate.Quality `json:"quality,omitempty"`
 }
 
 // Source describes the model the files were exported from.
@@ -89,6 +97,11 @@ type Window struct {
 	DeviceResident   int64  `json:"device_resident_bytes"`
 	PhoneBudgetBytes int64  `json:"phone_budget_bytes"`
 	FitsPhoneBudget  bool   `json:"fits_phone_budget"`
+	// PhoneClasses are the handset RAM classes the window was held against
+	// (export.phone_classes), and FitsPhonesGiB the RAM of those whose share for the app
+	// holds DeviceResident: what the card's phone table and config.json are built from.
+	PhoneClasses  []config.PhoneClass `json:"phone_classes,omitempty"`
+	FitsPhonesGiB []int               `json:"fits_phones_gib"`
 }
 
 // Estimates are the sizing model's predictions, next to what was measured.
@@ -175,6 +188,9 @@ type Host struct {
 	ConvertSeconds      float64 `json:"convert_seconds"`
 	ExportSeconds       float64 `json:"export_seconds"`
 	TotalSeconds        float64 `json:"total_seconds"`
+	// RunnerLabel is the runner the export job ran on ($EXE_EXPO_RUNNER, which the
+	// generated workflows set to the plan's pick), for `exe-expo costs`.
+	RunnerLabel string `json:"runner_label,omitempty"`
 }
 
 // StageReport is one stage of a tool's run.

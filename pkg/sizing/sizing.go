@@ -72,7 +72,9 @@ func (m Model) PTEBytesXNNPACK(qmode string, window int) (int64, error) {
 	return add(fromFloat(raw), mul(a.Vocab, EmbeddingScaleBytes), mul(a.Layers, PTEGraphBytesPerLayer), PTEFixedBytes), nil
 }
 
-// PTEBytesVulkan estimates the Vulkan delegate's file (fp32 scales and zeros per group).
+// PTEBytesVulkan estimates the Vulkan delegate's file: the int8 embedding with its scales,
+// linears with fp32 scales and zeros per group, the RoPE tables and the window term, and
+// the delegate's fixed part.
 func (m Model) PTEBytesVulkan(qmode string, window int) (int64, error) {
 	bpl, err := perParam(vulkanLinearBytes, qmode)
 	if err != nil {
@@ -81,7 +83,7 @@ func (m Model) PTEBytesVulkan(qmode string, window int) (int64, error) {
 	a := m.Arch
 	perToken := float64(a.HeadDim)*m.ropeBytes() + float64(a.AttentionLayers()*a.HeadDim)*VulkanWindowPerLayerDim
 	raw := float64(a.EmbeddingParams())*EmbeddingInt8 + float64(a.LinearParams())*bpl + float64(window)*perToken
-	return fromFloat(raw * PTEOverheadFactor), nil
+	return add(fromFloat(raw), mul(a.Vocab, EmbeddingScaleBytes), VulkanFixedBytes), nil
 }
 
 // PTEBytesQNN estimates the hybrid QNN decoder file.
@@ -109,7 +111,9 @@ func (f MTKFiles) Total() int64 {
 }
 
 // PTEBytesMediaTek estimates each chunk: an even share of the layers at the precision's
-// weight width plus its overhead, the output head in the last chunk.
+// weight width plus its overhead, the output head (with its own overhead) in the last
+// chunk. No term grows with the window: the runner passes the RoPE tables, the mask and
+// the caches in.
 func (m Model) PTEBytesMediaTek(precision string, chunks, window int) (MTKFiles, error) {
 	bits, overhead, err := mtkWeights(precision)
 	if err != nil {
@@ -117,12 +121,12 @@ func (m Model) PTEBytesMediaTek(precision string, chunks, window int) (MTKFiles,
 	}
 	a := m.Arch
 	layerParams := float64(a.LinearParams()-a.Vocab*a.Dim) / float64(chunks)
-	chunk := add(fromFloat(layerParams*(bits/8+overhead)), mul(int64(window), a.HeadDim, MTKRopeBytes))
+	chunk := fromFloat(layerParams * (bits/8 + overhead))
 	f := MTKFiles{EmbeddingBytes: mul(a.Vocab, a.Dim, FP32Bytes)}
 	for i := 0; i < chunks; i++ {
 		f.Chunks = append(f.Chunks, chunk)
 	}
-	f.Chunks[chunks-1] = add(f.Chunks[chunks-1], fromFloat(float64(a.Vocab*a.Dim)*bits/8))
+	f.Chunks[chunks-1] = add(f.Chunks[chunks-1], fromFloat(float64(a.Vocab*a.Dim)*bits/8*(1+MTKHeadOverhead)))
 	return f, nil
 }
 

@@ -5,39 +5,24 @@ import (
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/sizing"
-	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
+	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
-// params are the Hub's safetensors totals of the reference implementation's fixtures
-// (docs/research/sizing.md#fixture-parameter-counts).
-var params = map[string]int64{
-	"Qwen/Qwen3-0.6B":                     751_632_384,
-	"Qwen/Qwen3-1.7B":                     2_031_739_904,
-	"Qwen/Qwen3-4B":                       4_022_468_096,
-	"Qwen/Qwen2.5-1.5B":                   1_543_714_304,
-	"meta-llama/Llama-3.2-1B-Instruct":    1_235_814_400,
-	"HuggingFaceTB/SmolLM2-360M-Instruct": 361_821_120,
-	"HuggingFaceTB/SmolLM2-135M-Instruct": 134_515_008,
-}
-
+// sized is the size model plan uses for id, opened as an offline plan opens it: from the
+// embedded snapshot, with the Hub's own parameter total.
 func sized(t testing.TB, id string) sizing.Model {
 	t.Helper()
-	src, err := snapshot.Load(context.Background(), id)
+	src, offline, err := source.Open(context.Background(), id, "main", nil)
+	if err != nil || !offline {
+		t.Fatalf("open %s offline: %v (offline %v)", id, err, offline)
+	}
+	m, err := plan.SizingModel(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := model.ArchOf(src.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, ok := params[id]
-	if !ok {
-		// no Hub total in the fixtures (LFM2.5): the architecture's own count
-		p = a.ComputedParams()
-	}
-	return sizing.Model{Arch: a, HFRope: src.Config.String("model_type") != "llama", Params: p}
+	return m
 }
 
 // TestWorkedNumbers holds the size model to worked figures. The XNNPACK .pte figures are no
@@ -67,11 +52,11 @@ func TestWorkedNumbers(t *testing.T) {
 		{"SmolLM2-360M KV per token", smol360.KVBytesPerToken(), 81_920},
 		{"SmolLM2-360M KV at 2k", smol360.KVCacheBytes(2048), 167_772_160},
 		{"Qwen3-0.6B masks at 32k", q06.MaskBytes(32768), 30_064_771_072},
-		{"Qwen3-0.6B .pte 2k", pte(q06, "8da4w", 2048), 496_385_728},
-		{"Qwen3-0.6B .pte 16k", pte(q06, "8da4w", 16384), 525_745_856},
-		{"Qwen3-1.7B .pte 8k", pte(q17, "8da4w", 8192), 1_297_063_616},
-		{"Qwen3-1.7B resident 8k", pte(q17, "8da4w", 8192) + q17.KVCacheBytes(8192) + overhead, 3_676_111_808},
-		{"Qwen3-1.7B resident 16k", pte(q17, "8da4w", 16384) + q17.KVCacheBytes(16384) + overhead, 5_571_937_216},
+		{"Qwen3-0.6B .pte 2k", pte(q06, "8da4w", 2048), 496_384_428},
+		{"Qwen3-0.6B .pte 16k", pte(q06, "8da4w", 16384), 525_744_556},
+		{"Qwen3-1.7B .pte 8k", pte(q17, "8da4w", 8192), 1_297_062_316},
+		{"Qwen3-1.7B resident 8k", pte(q17, "8da4w", 8192) + q17.KVCacheBytes(8192) + overhead, 3_676_110_508},
+		{"Qwen3-1.7B resident 16k", pte(q17, "8da4w", 16384) + q17.KVCacheBytes(16384) + overhead, 5_571_935_916},
 		{"Qwen3-0.6B export peak 2k", q06.ExportPeakBytes(2048), 6_093_469_952},
 		{"Qwen3-0.6B MediaTek calibration at 512", q06.MediaTekNeed(512, 9, 128, 14, false).CalibrationBytes, int64(float64(10*229_376*512)*3.8) + 751_632_384*6},
 		{"Qwen3-0.6B NPU KV at 2k", q06.NPUKVCacheBytes(2048), 234_881_024},

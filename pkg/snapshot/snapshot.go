@@ -5,10 +5,13 @@ package snapshot
 import (
 	"context"
 	"embed"
+	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
@@ -82,7 +85,11 @@ func (d files) ReadRange(ctx context.Context, name string, off, length int64) ([
 
 var _ model.Files = files("")
 
-// Load reads id's metadata from the snapshot into a model.Source.
+// Load reads id's metadata from the snapshot into a model.Source. Its parameter count is
+// the Hub's own safetensors total (HubParams) where the snapshot carries one, so that an
+// offline plan sizes the model with the count an online plan reads from the safetensors
+// headers, not one computed from the architecture (which counts a tied head once where a
+// checkpoint such as Qwen3-0.6B stores it twice).
 func Load(ctx context.Context, id string) (*model.Source, error) {
 	f, err := Files(id)
 	if err != nil {
@@ -92,5 +99,50 @@ func Load(ctx context.Context, id string) (*model.Source, error) {
 	if err := model.Load(ctx, src, f); err != nil {
 		return nil, err
 	}
+	if p, ok := HubParams(id); ok {
+		src.Params, src.ParamsError = &p, ""
+	}
 	return src, nil
+}
+
+// totalsFile holds, per model, the Hub's safetensors summary (the model info's
+// "safetensors" property: parameters per dtype and their total) with the key of its
+// evidence in data/README.md.
+const totalsFile = "data/safetensors.json"
+
+// HubTotals is one model's entry in totalsFile.
+type HubTotals struct {
+	Parameters map[string]int64 `json:"parameters"`
+	Total      int64            `json:"total"`
+	Evidence   string           `json:"evidence"`
+}
+
+var totals = sync.OnceValues(func() (map[string]HubTotals, error) {
+	b, err := data.ReadFile(totalsFile)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]HubTotals
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w", totalsFile, err)
+	}
+	return m, nil
+})
+
+// Totals returns every model's Hub safetensors summary the snapshot carries (a copy).
+func Totals() (map[string]HubTotals, error) {
+	m, err := totals()
+	return maps.Clone(m), err
+}
+
+// HubParams is id's parameter count as the Hub reports it (safetensors.total and its
+// per-dtype split), and whether the snapshot carries it.
+func HubParams(id string) (model.Params, bool) {
+	m, err := totals()
+	t, ok := m[id]
+	if err != nil || !ok {
+		return model.Params{}, false
+	}
+	return model.Params{Total: t.Total, ByDtype: maps.Clone(t.Parameters),
+		Source: "the Hub's safetensors total, as the embedded snapshot " + Name + " holds it"}, true
 }

@@ -5,6 +5,7 @@ package source
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -92,6 +94,11 @@ func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, mo
 		rev = revision
 	}
 	files := h.Client.Files(id, rev)
+	hf := &hubFiles{f: files, c: h.Client, id: id, rev: rev, have: siblingSet(info.Siblings)}
+	if cfg := wholeConfig(info); cfg != nil {
+		hf.config = cfg
+		return src, hf, nil
+	}
 	// Model info of a gated repo is public; its files are not. Ask for config.json once
 	// here so that a gated repo becomes a refusal with the sentence, not an error; the
 	// bytes are kept, so model.Load does not ask again.
@@ -100,11 +107,44 @@ func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, mo
 		src.AccessError = accessError(h.Client, id)
 		return src, nil, nil
 	}
-	hf := &hubFiles{f: files, c: h.Client, id: id, rev: rev, have: siblingSet(info.Siblings)}
 	if err == nil {
 		hf.config = cfg
 	}
 	return src, hf, nil
+}
+
+// wholeConfig is the model info's config when it can stand for config.json, so that plan
+// need not ask for the file; nil otherwise, and config.json is read.
+//
+// huggingface.co's config is a summary, never the file: architectures, model_type,
+// auto_map, quantization_config and tokenizer_config.json's special tokens under
+// tokenizer_config (docs/research/hub.md#config-in-model-info). Taking it for the file
+// would lose the sizes plan reads, so against the Hub this is always nil. A server that
+// hands out the whole file is recognised by all of these together:
+//   - the repo is not gated: a gated repo's info is public and its files are not, so
+//     config.json is the access check;
+//   - the config holds transformers_version, which transformers writes into every
+//     config.json it saves and the summary never holds;
+//   - it holds no tokenizer_config, which only the summary merges in;
+//   - model.ArchOf reads an architecture from it, as plan will.
+//
+// Anything short of that costs the one request it saves, never a wrong plan.
+func wholeConfig(info *hub.ModelInfo) []byte {
+	if info.Gated != "" || len(info.Config) == 0 {
+		return nil
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(info.Config, &top) != nil || top["transformers_version"] == nil || top["tokenizer_config"] != nil {
+		return nil
+	}
+	cfg, err := model.ParseConfig("config.json", info.Config)
+	if err != nil {
+		return nil
+	}
+	if _, err := model.ArchOf(cfg); err != nil {
+		return nil
+	}
+	return info.Config
 }
 
 // siblingSet is the set of a repo's file paths from its model info, or nil when the info
@@ -131,7 +171,8 @@ type hubFiles struct {
 	id     string
 	rev    string
 	have   map[string]bool // nil: the model info listed no files, so ask for each
-	config []byte          // config.json as Source read it
+	config []byte          // config.json as Source read it, or the model info's whole config
+	held   heldRanges      // the latest range reads, for one that continues them
 }
 
 func (g *hubFiles) ReadFile(ctx context.Context, name string) ([]byte, error) {
@@ -145,12 +186,81 @@ func (g *hubFiles) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	return b, g.wrap(err)
 }
 
+// ReadRange reads n bytes of name at off. A read that starts inside the latest read of the
+// same file (a safetensors header longer than the speculative read, which model.ReadHeader
+// asks for again from byte 8) takes the bytes it already has and asks only for the rest,
+// from where that read stopped.
 func (g *hubFiles) ReadRange(ctx context.Context, name string, off, n int64) ([]byte, error) {
 	if err := g.absent(name); err != nil {
 		return nil, err
 	}
-	b, err := g.f.ReadRange(ctx, name, off, n)
-	return b, g.wrap(err)
+	if n <= 0 {
+		b, err := g.f.ReadRange(ctx, name, off, n)
+		return b, g.wrap(err)
+	}
+	have := g.held.take(name, off, n)
+	if int64(len(have)) == n {
+		return have, nil
+	}
+	from := off + int64(len(have))
+	b, err := g.f.ReadRange(ctx, name, from, n-int64(len(have)))
+	if err != nil {
+		return nil, g.wrap(err)
+	}
+	b = append(have, b...)
+	if int64(len(b)) == n { // a short read is the end of the file: nothing follows it
+		g.held.keep(name, off, b)
+	}
+	return b, nil
+}
+
+// Bounds of what hubFiles keeps for a continuation: the latest reads of up to heldReads
+// files (model.CountParams reads 8 shards at once), each at most heldBytes.
+const (
+	heldReads = 16
+	heldBytes = 1 << 20
+)
+
+// heldRanges are the latest range reads, newest last, so that a read continuing one asks
+// only for what follows it.
+type heldRanges struct {
+	mu    sync.Mutex
+	reads []heldRange
+}
+
+type heldRange struct {
+	name string
+	off  int64
+	b    []byte
+}
+
+// take returns a copy of the held bytes of name from off (at most n), and forgets them: a
+// header is continued once. It returns nil when no held read covers off.
+func (h *heldRanges) take(name string, off, n int64) []byte {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, r := range h.reads {
+		if r.name != name || off < r.off || off >= r.off+int64(len(r.b)) {
+			continue
+		}
+		h.reads = append(h.reads[:i], h.reads[i+1:]...)
+		part := r.b[off-r.off:]
+		return append([]byte(nil), part[:min(int64(len(part)), n)]...)
+	}
+	return nil
+}
+
+// keep holds a read of name at off, dropping the oldest past heldReads.
+func (h *heldRanges) keep(name string, off int64, b []byte) {
+	if len(b) > heldBytes {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reads = append(h.reads, heldRange{name: name, off: off, b: append([]byte(nil), b...)})
+	if len(h.reads) > heldReads {
+		h.reads = append(h.reads[:0], h.reads[len(h.reads)-heldReads:]...)
+	}
 }
 
 // absent is a missing-file error (matching fs.ErrNotExist and hub.ErrEntryNotFound, as the

@@ -38,6 +38,9 @@ type AuditResult struct {
 	Revision string      `json:"revision"`
 	File     string      `json:"file"`
 	Gate     gate.Result `json:"gate"`
+	// Quality is the gate's and the fidelity text's figures for the published file, as the
+	// export report's quality block records them.
+	Quality gate.Quality `json:"quality"`
 }
 
 // Run downloads the source and the published file and gates one against the other.
@@ -75,8 +78,11 @@ func (a Audit) Run(ctx context.Context, sourceID string) (AuditResult, error) {
 	if err != nil {
 		return res, err
 	}
-	res.Gate, err = g.MeasureFile(ctx, a.Runner, pte, ref)
-	return res, err
+	if res.Gate, err = g.MeasureFile(ctx, a.Runner, pte, ref); err != nil {
+		return res, err
+	}
+	res.Quality = res.Gate.Quality()
+	return res, nil
 }
 
 // pick chooses the published program: <backend>/*.pte, the one for the window when given.

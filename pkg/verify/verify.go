@@ -116,6 +116,12 @@ func Summary(path string, rep *report.Report) []string {
 	}
 	if rep.Gate != nil {
 		lines = append(lines, "  "+rep.Gate.Verdict())
+		if l := rep.Gate.FidelityLine(); l != "" {
+			lines = append(lines, "  "+l)
+		}
+	}
+	if q := rep.Quality; q != nil && !q.Measured && q.NotMeasured != "" {
+		lines = append(lines, "  quality: "+q.NotMeasured)
 	}
 	for _, b := range rep.Blockers() {
 		lines = append(lines, "  not publishable: "+b)

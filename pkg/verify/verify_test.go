@@ -3,6 +3,7 @@ package verify_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,4 +129,70 @@ func TestReferenceReusedOnlyForTheSamePrompt(t *testing.T) {
 	_, err = g.Reference(context.Background(), drivers.Runner{Python: "/nonexistent/python"}, path)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "was made with prompt file a.json (sha256 aa), not b.json (sha256 bb)")
+}
+
+// TestReferenceReusedOnlyForTheSameFidelityText: gate.json whose fidelity part was made
+// with another text, token count or top k is refused; one made before the text was
+// configured is read (the gate then records why it has no fidelity figures).
+func TestReferenceReusedOnlyForTheSameFidelityText(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "gate.json")
+	id := gate.PromptID{File: "a.json", SHA256: "aa"}
+	fid := &gate.FidelityReference{Text: gate.TextID{File: "t.txt", SHA256: "tt"}, TopK: 1, Tokens: []int{5, 6},
+		Positions: []gate.RefPosition{{IDs: []int{6}, LogP: []float64{0}}, {IDs: []int{7}, LogP: []float64{-0.5}, Rest: 1 - math.Exp(-0.5)}}}
+	write := func(ref gate.Reference) {
+		b, err := json.Marshal(ref)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+	}
+	noPython := drivers.Runner{Python: "/nonexistent/python"}
+	text := &gate.FidelityText{ID: gate.TextID{File: "t.txt", SHA256: "tt"}, Tokens: 2, TopK: 1}
+	g := verify.Gate{PromptID: id, Fidelity: text}
+
+	write(gate.Reference{Rows: map[string]gate.Token{}, Prompt: id, Fidelity: fid})
+	got, err := g.Reference(context.Background(), noPython, path)
+	require.NoError(t, err)
+	assert.Equal(t, fid, got.Fidelity)
+
+	for _, other := range []gate.FidelityText{
+		{ID: gate.TextID{File: "u.txt", SHA256: "uu"}, Tokens: 2, TopK: 1},
+		{ID: text.ID, Tokens: 3, TopK: 1},
+		{ID: text.ID, Tokens: 2, TopK: 4},
+	} {
+		g.Fidelity = &other
+		_, err = g.Reference(context.Background(), noPython, path)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "was made with fidelity text t.txt (sha256 tt), 2 tokens, top 1, not ")
+		assert.Contains(t, err.Error(), "remove it to make a new reference")
+	}
+
+	g.Fidelity = text
+	write(gate.Reference{Rows: map[string]gate.Token{}, Prompt: id})
+	got, err = g.Reference(context.Background(), noPython, path)
+	require.NoError(t, err, "a reference from before the fidelity text is still read")
+	assert.Nil(t, got.Fidelity)
+
+	broken := *fid
+	broken.Positions = []gate.RefPosition{{IDs: []int{6}, LogP: []float64{-1}}, fid.Positions[1]}
+	write(gate.Reference{Rows: map[string]gate.Token{}, Prompt: id, Fidelity: &broken})
+	_, err = g.Reference(context.Background(), noPython, path)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "fidelity reference position 0: the buckets' probabilities sum to 0.367879441, not 1")
+}
+
+// TestMeasureRecordsNotMeasured: a file the x86 runner cannot run gets no gate, and its
+// report's quality block says why instead of a number.
+func TestMeasureRecordsNotMeasured(t *testing.T) {
+	for backend, title := range map[string]string{"vulkan": "Vulkan (GPU)", "qnn": "Qualcomm QNN (HTP)"} {
+		out, path := export(t, backend, 1000, map[string]int{backend + "/m.pte": 1000})
+		rep, err := verify.Gate{}.Measure(context.Background(), drivers.Runner{Python: "/nonexistent/python"}, out, path, gate.Reference{})
+		require.NoError(t, err)
+		back, err := report.Read(path)
+		require.NoError(t, err)
+		assert.Equal(t, rep.Quality, back.Quality)
+		assert.Nil(t, back.Gate)
+		require.NotNil(t, back.Quality)
+		assert.False(t, back.Quality.Measured)
+		assert.Equal(t, "not measured here: "+title+" needs a phone", back.Quality.NotMeasured)
+		assert.Contains(t, verify.Summary(path, back), "  quality: not measured here: "+title+" needs a phone")
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -112,7 +113,16 @@ func (w *Watcher) dispatchOne(ctx context.Context, state *State, sum *Summary, s
 		}
 	}
 	b.Status, b.At, b.LastError = Dispatched, w.stamp(), ""
-	sum.Dispatched = append(sum.Dispatched, fmt.Sprintf("%s -> %s", id, st.Backend))
+	if w.Runtime != nil {
+		b.Runtime = w.Runtime(st.Backend).String()
+	}
+	line := fmt.Sprintf("%s -> %s", id, st.Backend)
+	if c := b.Cost; c != nil {
+		line += " (" + c.Line() + ")"
+		sum.Cost.Jobs, sum.Cost.Minutes = sum.Cost.Jobs+c.Jobs, sum.Cost.Minutes+c.Minutes
+		sum.Cost.USD = math.Round((sum.Cost.USD+c.USD)*100) / 100
+	}
+	sum.Dispatched = append(sum.Dispatched, line)
 }
 
 // dispatch runs the workflow unless a run for the model is already in flight (a save that

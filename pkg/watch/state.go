@@ -53,6 +53,24 @@ type BackendState struct {
 	Reason    string `json:"reason,omitempty"`
 	Requeued  string `json:"requeued,omitempty"`
 	Status    string `json:"status"`
+	// Runtime is the runtime the backend was last dispatched for (catalog.Runtime's words),
+	// so a rebuild for a new runtime is queued once, not again while its files are on their
+	// way.
+	Runtime string `json:"runtime,omitempty"`
+	// Cost is what the backend's export run would cost, from the plan, when it was checked.
+	Cost *Cost `json:"cost,omitempty"`
+}
+
+// Cost is an export run's jobs, runner minutes and price (pkg/cost through plan).
+type Cost struct {
+	Jobs    int     `json:"jobs"`
+	Minutes int     `json:"minutes"`
+	USD     float64 `json:"usd"`
+}
+
+// Line words the cost for the summary.
+func (c Cost) Line() string {
+	return fmt.Sprintf("%d export job(s), %d runner minutes, $%.2f", c.Jobs, c.Minutes, c.USD)
 }
 
 // ParseState reads seen.json; name is where it came from, for the error.

@@ -34,6 +34,15 @@ func (s *Summary) Markdown() string {
 			fmt.Fprintf(&b, "- %s\n", f)
 		}
 	}
+	if len(s.Rebuilds) > 0 {
+		b.WriteString("\nQueued again, built for another runtime than the pipeline's (the catalog keeps their files listed until the new ones land):\n\n")
+		for _, r := range s.Rebuilds {
+			fmt.Fprintf(&b, "- %s\n", r)
+		}
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(&b, "\nNote: %s\n", n)
+	}
 	if len(checked) > 0 {
 		b.WriteString("\n| Model | Result | Why |\n| --- | --- | --- |\n")
 		for _, id := range checked {
@@ -45,6 +54,13 @@ func (s *Summary) Markdown() string {
 		fmt.Fprintf(&b, "\n%s\n\n", list)
 		for _, d := range s.Dispatched {
 			fmt.Fprintf(&b, "- %s\n", d)
+		}
+		if s.Cost.Jobs > 0 {
+			what := "This run started"
+			if s.DryRun {
+				what = "This run would start"
+			}
+			fmt.Fprintf(&b, "\n%s %s, from the measured export times and runner prices in pipeline.yaml.\n", what, s.Cost.Line())
 		}
 	}
 	return b.String()

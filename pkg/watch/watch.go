@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/pkg/catalog"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
@@ -67,6 +68,14 @@ type Watcher struct {
 	Actions  Actions
 	Stages   []Stage
 	Evaluate func(src *model.Source) *family.Verdict
+	// Cost, when set, is what exporting the model to the backend would cost (the plan's
+	// figure), recorded with each pending backend and summed in the summary.
+	Cost func(src *model.Source, backend string) *Cost
+	// Catalog reads the output org's catalog (nil, nil when there is none yet), and Runtime
+	// is the runtime the pipeline builds a backend's files for now: with both, a pass queues
+	// the re-export of files built for another runtime (rebuilds).
+	Catalog func(ctx context.Context) (*catalog.Catalog, error)
+	Runtime func(backend string) catalog.Runtime
 	// Now stamps the state; Sleep waits between dispatch attempts (tests give fakes).
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -89,6 +98,12 @@ type Summary struct {
 	Stage      string
 	DryRun     bool
 	State      *State
+	// Cost sums the dispatched runs' costs, where the watcher had a Cost.
+	Cost Cost
+	// Rebuilds are the folders queued again because they were built for another runtime;
+	// Notes say what the pass could not check.
+	Rebuilds []string
+	Notes    []string
 }
 
 // Pass runs the watcher once over state (nil on the first run) and returns the updated
@@ -119,6 +134,7 @@ func (w *Watcher) Pass(ctx context.Context, state *State, opts Options) (*Summar
 	if opts.Requeue {
 		requeue(state, stamp)
 	}
+	w.rebuilds(ctx, state, sum, stamp)
 	if err := w.stages(ctx, state, sum, !opts.DryRun); err != nil {
 		return nil, err
 	}
@@ -211,6 +227,9 @@ func (w *Watcher) evaluate(ctx context.Context, e *Entry, id, rev, org string) {
 		e.Backends[bv.Backend] = w.backendState(v, bv)
 		if e.Backends[bv.Backend].Status == Pending {
 			e.Status = Pending
+			if w.Cost != nil {
+				e.Backends[bv.Backend].Cost = w.Cost(src, bv.Backend)
+			}
 		}
 	}
 }

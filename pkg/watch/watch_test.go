@@ -2,6 +2,7 @@ package watch_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,7 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/experimentalmachines/exe-expo/pkg/catalog"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/watch"
 	"github.com/experimentalmachines/exe-expo/pkg/watch/ghtest"
 )
@@ -329,4 +332,65 @@ func TestRunInFlightOnALaterPage(t *testing.T) {
 	sum := r.pass(state, watch.Options{})
 	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched)
 	assert.Empty(t, r.gh.Dispatches(), "the model's run, on the second page of runs, counts as dispatched")
+}
+
+// TestDryRunStatesTheCost: with a cost for each pending backend, the dry run's summary
+// names each model's export cost and the run's total before anything is dispatched.
+func TestDryRunStatesTheCost(t *testing.T) {
+	r := newRig(t)
+	var asked []string
+	r.w.Cost = func(src *model.Source, backend string) *watch.Cost {
+		asked = append(asked, src.ID+" "+backend)
+		return &watch.Cost{Jobs: 5, Minutes: 55, USD: 0.55}
+	}
+	state := r.pass(nil, watch.Options{}).State
+	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
+	sum := r.pass(state, watch.Options{DryRun: true})
+	assert.Contains(t, asked, "Qwen/Qwen3-0.6B xnnpack")
+	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack (5 export job(s), 55 runner minutes, $0.55)"}, sum.Dispatched)
+	assert.Equal(t, watch.Cost{Jobs: 5, Minutes: 55, USD: 0.55}, sum.Cost)
+	assert.Contains(t, sum.Markdown(), "This run would start 5 export job(s), 55 runner minutes, $0.55, from the measured export times and runner prices in pipeline.yaml.")
+	assert.Empty(t, r.gh.Dispatches())
+}
+
+// TestRuntimeMovedQueuesRebuilds: when the pipeline's runtime moves, a pass finds in the
+// catalog the folders built for the old one and dispatches their backend again, once: the
+// next passes, while the new files are on their way, do not queue it again.
+func TestRuntimeMovedQueuesRebuilds(t *testing.T) {
+	r := newRig(t)
+	state := r.pass(nil, watch.Options{}).State
+	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
+	state = r.pass(state, watch.Options{}).State
+	require.Equal(t, watch.Dispatched, state.Models["Qwen/Qwen3-0.6B"].Backends["xnnpack"].Status)
+	require.Len(t, r.gh.Dispatches(), 1)
+
+	built := catalog.Runtime{ExecuTorch: "1.4.0"}
+	cat := catalog.New("experimentalmachines")
+	cat.Models["experimentalmachines/Qwen3-0.6B-ExecuTorch"] = &catalog.Model{Source: "Qwen/Qwen3-0.6B", Folders: map[string]*catalog.Folder{
+		"xnnpack": {Backend: "xnnpack", Runtime: built, Windows: []catalog.Window{{Context: 2048, SourceRevision: "abc"}}},
+	}}
+	r.w.Catalog = func(context.Context) (*catalog.Catalog, error) { return cat, nil }
+	now := catalog.Runtime{ExecuTorch: "1.4.0"}
+	r.w.Runtime = func(string) catalog.Runtime { return now }
+
+	sum := r.pass(state, watch.Options{})
+	assert.Empty(t, sum.Rebuilds, "files built for the pipeline's runtime are not rebuilt")
+	assert.Len(t, r.gh.Dispatches(), 1)
+
+	now = catalog.Runtime{ExecuTorch: "1.5.0"}
+	r.gh.Complete("export-xnnpack.yml") // the first export finished long ago
+	sum = r.pass(sum.State, watch.Options{})
+	assert.Equal(t, []string{"Qwen/Qwen3-0.6B xnnpack: built for ExecuTorch 1.4.0, now ExecuTorch 1.5.0"}, sum.Rebuilds)
+	require.Len(t, r.gh.Dispatches(), 2, "the rebuild is dispatched in the usual stage")
+	assert.Contains(t, sum.Markdown(), "Queued again, built for another runtime than the pipeline's")
+	b := sum.State.Models["Qwen/Qwen3-0.6B"].Backends["xnnpack"]
+	assert.Equal(t, "ExecuTorch 1.5.0", b.Runtime)
+
+	sum = r.pass(sum.State, watch.Options{})
+	assert.Empty(t, sum.Rebuilds, "dispatched for 1.5.0 already: not queued again while the files are on their way")
+	assert.Len(t, r.gh.Dispatches(), 2)
+
+	r.w.Catalog = func(context.Context) (*catalog.Catalog, error) { return nil, errors.New("the Hub answered 500") }
+	sum = r.pass(sum.State, watch.Options{})
+	assert.Contains(t, sum.Markdown(), "Note: no rebuild check: the catalog could not be read: the Hub answered 500")
 }

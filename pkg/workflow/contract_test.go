@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/cost"
 )
 
 // TestTemplatesDoNotRederive: the workflows take their matrix and verdict from the
@@ -62,5 +64,16 @@ func TestPlanJobUsesSizeWindow(t *testing.T) {
 			assert.Equal(t, "${{ steps.plan.outputs.windows }}", outputs["windows"])
 			assert.Equal(t, "${{ steps.plan.outputs.skipped }}", outputs["skipped"])
 		})
+	}
+}
+
+// TestJobLimitIsTheWorkflows: plan flags a window whose fitted export time is over
+// cost.JobLimitMinutes, which must be the export job's own timeout.
+func TestJobLimitIsTheWorkflows(t *testing.T) {
+	for _, file := range []string{"export-xnnpack.yml", "export-vulkan.yml", "export-qnn.yml", "export-mediatek.yml"} {
+		data, err := os.ReadFile(filepath.Join(root, OutputDir, file))
+		require.NoError(t, err)
+		job := decode(t, data).jobs()["export"]
+		assert.EqualValues(t, cost.JobLimitMinutes, job["timeout-minutes"], file)
 	}
 }

@@ -60,12 +60,53 @@ func (s *Server) modelInfo(w http.ResponseWriter, r *http.Request, id, rev strin
 		return
 	}
 	q := r.URL.Query()
-	if len(q["expand"]) > 0 && (q.Get("blobs") != "" || q.Get("securityStatus") != "") {
+	props, ok := expandParam(w, q, infoExpand)
+	if !ok {
+		return
+	}
+	if len(props) > 0 && (q.Get("blobs") != "" || q.Get("securityStatus") != "") {
 		writeError(w, http.StatusBadRequest, "", `"expand" cannot be used together with "blobs" or "securityStatus"`)
 		return
 	}
 	info := s.info(rp, cm, q.Get("blobs") == "true", true)
-	writeJSON(w, http.StatusOK, expand(info, q["expand"]))
+	writeJSON(w, http.StatusOK, expand(info, props))
+}
+
+// infoExpand are the properties model info takes in expand: huggingface_hub's
+// ExpandModelProperty_T (hf_api.py). listExpand are those a listing takes: the same but
+// baseModels, childrenModelCount and usedStorage, which the Hub refuses in a listing
+// (huggingface_hub pull request 3182). An unknown one is a 400, as huggingface_hub's
+// test_model_info_expand_unexpected_value finds on huggingface.co.
+var (
+	infoExpand = map[string]bool{
+		"author": true, "baseModels": true, "cardData": true, "childrenModelCount": true, "config": true,
+		"createdAt": true, "disabled": true, "downloads": true, "downloadsAllTime": true, "gated": true,
+		"gguf": true, "inference": true, "inferenceProviderMapping": true, "lastModified": true,
+		"library_name": true, "likes": true, "mask_token": true, "model-index": true, "pipeline_tag": true,
+		"private": true, "resourceGroup": true, "safetensors": true, "sha": true, "siblings": true,
+		"spaces": true, "tags": true, "transformersInfo": true, "trendingScore": true, "usedStorage": true,
+		"widgetData": true, "xetEnabled": true,
+	}
+	listExpand = func() map[string]bool {
+		m := map[string]bool{}
+		for k := range infoExpand {
+			m[k] = k != "baseModels" && k != "childrenModelCount" && k != "usedStorage"
+		}
+		return m
+	}()
+)
+
+// expandParam is the expand properties of q, given as expand=… or expand[]=… (the Hub's
+// query parser reads both as one list); an unknown one answers 400 and ok is false.
+func expandParam(w http.ResponseWriter, q map[string][]string, known map[string]bool) (props []string, ok bool) {
+	props = append(append(props, q["expand"]...), q["expand[]"]...)
+	for _, p := range props {
+		if !known[p] {
+			writeError(w, http.StatusBadRequest, "", fmt.Sprintf("%q is not a property expand can return", p))
+			return nil, false
+		}
+	}
+	return props, true
 }
 
 // info is the JSON of a model at a commit.
@@ -107,7 +148,7 @@ func (s *Server) info(rp *repo, cm *commit, blobs, full bool) map[string]any {
 	if !full {
 		return m
 	}
-	if cfg := readJSONFile(cm, "config.json"); cfg != nil {
+	if cfg := infoConfig(rp, cm); cfg != nil {
 		m["config"] = cfg
 	}
 	if card := cardData(cm); card != nil {
@@ -156,20 +197,67 @@ func expand(m map[string]any, keys []string) map[string]any {
 	return out
 }
 
-func readJSONFile(cm *commit, name string) any {
+// Keys of the model info's config, as huggingface.co builds it: a summary of config.json
+// (the keys huggingface.js types in ModelData.config, tasks/src/model-data.ts) with
+// tokenizer_config.json's special tokens and chat template under tokenizer_config
+// (tasks/src/tokenizer-data.ts), never the whole file: huggingface_hub issue 1759 shows
+// {"architectures": […], "model_type": "mistral"} for a whole Mistral config.json
+// (docs/research/hub.md#config-in-model-info).
+var (
+	summaryConfigKeys    = []string{"architectures", "auto_map", "model_type", "quantization_config"}
+	summaryTokenizerKeys = []string{"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token",
+		"mask_token", "chat_template", "use_default_system_prompt"}
+)
+
+// infoConfig is the model info's config of a commit: the Hub's summary, or config.json
+// whole (as written) for a repo seeded with WholeConfigInInfo; nil when there is nothing
+// to say.
+func infoConfig(rp *repo, cm *commit) any {
+	raw := readJSONFile(cm, "config.json")
+	if rp.WholeConfig {
+		if raw == nil {
+			return nil
+		}
+		return raw
+	}
+	out := map[string]any{}
+	pick(out, raw, summaryConfigKeys)
+	tok := map[string]any{}
+	pick(tok, readJSONFile(cm, "tokenizer_config.json"), summaryTokenizerKeys)
+	if len(tok) > 0 {
+		out["tokenizer_config"] = tok
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// pick copies keys of the JSON object raw (when it is one) into out.
+func pick(out map[string]any, raw json.RawMessage, keys []string) {
+	var m map[string]json.RawMessage
+	if raw == nil || json.Unmarshal(raw, &m) != nil {
+		return
+	}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+		}
+	}
+}
+
+// readJSONFile is a small JSON file of the commit as written, or nil when it is missing,
+// large or not JSON.
+func readJSONFile(cm *commit, name string) json.RawMessage {
 	e, ok := cm.Files[name]
 	if !ok || e.Size > 16<<20 {
 		return nil
 	}
 	b, err := os.ReadFile(e.Blob)
-	if err != nil {
+	if err != nil || !json.Valid(b) {
 		return nil
 	}
-	var v any
-	if json.Unmarshal(b, &v) != nil {
-		return nil
-	}
-	return v
+	return b
 }
 
 // cardData parses the YAML front matter of README.md.
@@ -269,6 +357,10 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := r.URL.Query()
+	props, ok := expandParam(w, q, listExpand)
+	if !ok {
+		return
+	}
 	s.mu.Lock()
 	var all []*repo
 	for _, rp := range s.repos {
@@ -299,14 +391,18 @@ func (s *Server) listModels(w http.ResponseWriter, r *http.Request) {
 	full := q.Get("full") == "true" || q.Get("full") == "1"
 	items := []map[string]any{}
 	for _, rp := range all[min(start, len(all)):end] {
-		m := s.info(rp, rp.head(), false, false)
+		m := s.info(rp, rp.head(), false, slices.ContainsFunc(props, func(p string) bool {
+			return p == "config" || p == "cardData" || p == "safetensors" // read from the files
+		}))
 		if !full {
-			delete(m, "siblings")
-			if !slices.Contains(q["expand"], "sha") { // the Hub lists the sha when asked to expand it
+			if !slices.Contains(props, "siblings") {
+				delete(m, "siblings")
+			}
+			if !slices.Contains(props, "sha") { // the Hub lists the sha when asked to expand it
 				delete(m, "sha")
 			}
 		}
-		items = append(items, expand(m, q["expand"]))
+		items = append(items, expand(m, props))
 	}
 	s.mu.Unlock()
 	if end < len(all) {

@@ -35,6 +35,12 @@ func PipelineTag(t string) RepoOption { return func(r *repo) { r.PipelineTag = t
 // Library sets library_name.
 func Library(l string) RepoOption { return func(r *repo) { r.LibraryName = l } }
 
+// WholeConfigInInfo makes the model info's config the whole of config.json, as it is
+// written (numbers keep their spelling), instead of the summary huggingface.co serves
+// (docs/research/hub.md#config-in-model-info). No Hub we know of does this; it lets a test
+// reach a client's path for a server that does.
+func WholeConfigInInfo() RepoOption { return func(r *repo) { r.WholeConfig = true } }
+
 // Disabled makes every access answer the Hub's "disabled" 403.
 func Disabled() RepoOption { return func(r *repo) { r.Disabled = true } }
 

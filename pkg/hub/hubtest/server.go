@@ -65,6 +65,7 @@ type Request struct {
 	Method string
 	Path   string // escaped path and query
 	Auth   bool   // an Authorization header was sent
+	Range  string // the Range header, when one was sent
 	Status int
 }
 
@@ -158,7 +159,7 @@ func (s *Server) record(req Request) {
 // ServeHTTP applies faults, then routes the request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusWriter{ResponseWriter: w, logged: func(status int) {
-		s.record(Request{Method: r.Method, Path: r.URL.RequestURI(), Auth: r.Header.Get("Authorization") != "", Status: status})
+		s.record(Request{Method: r.Method, Path: r.URL.RequestURI(), Auth: r.Header.Get("Authorization") != "", Range: r.Header.Get("Range"), Status: status})
 	}}
 	defer rec.log(http.StatusOK) // a handler that wrote nothing answers 200
 	ww, done := s.applyFaults(rec, r)

@@ -7,6 +7,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // do sends one request and returns status, headers and body.
@@ -151,5 +154,63 @@ func TestStorageBehavesLikeS3(t *testing.T) {
 		`{"operation":"upload","transfers":["basic"],"objects":[{"oid":"`+oid+`","size":5}]}`, nil)
 	if strings.Contains(body, "actions") {
 		t.Errorf("batch for a stored object: %s", body)
+	}
+}
+
+// TestModelInfoConfig: expand=config (or expand[]=config) answers huggingface.co's summary
+// of config.json (architectures, model_type, auto_map, quantization_config) with
+// tokenizer_config.json's special tokens and chat template under tokenizer_config, never
+// the whole file, in model info and in listings; WholeConfigInInfo serves the file whole,
+// numbers as written. An expand property the Hub does not know is a 400.
+func TestModelInfoConfig(t *testing.T) {
+	s := New(t)
+	cfg := `{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 1024, "rope_theta": 1000000.0, "transformers_version": "4.51.0"}`
+	tok := `{"bos_token": null, "eos_token": "<|im_end|>", "chat_template": "{{ x }}", "model_max_length": 131072}`
+	s.MustAddModel(t, "org/summary", map[string][]byte{"config.json": []byte(cfg), "tokenizer_config.json": []byte(tok)})
+	s.MustAddModel(t, "org/whole", map[string][]byte{"config.json": []byte(cfg)}, WholeConfigInInfo())
+	s.MustAddModel(t, "org/none", map[string][]byte{"README.md": []byte("# no config")})
+	summary := `{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3",
+		"tokenizer_config": {"bos_token": null, "eos_token": "<|im_end|>", "chat_template": "{{ x }}"}}`
+	tests := []struct {
+		name, path string
+		status     int
+		config     string // the JSON of "config" ("" none); for a listing, of its one item
+		raw        string // text the body must hold as written
+	}{
+		{"summary", "/api/models/org/summary/revision/main?expand=config", 200, summary, ""},
+		{"summary by expand[]", "/api/models/org/summary?expand%5B%5D=config&expand%5B%5D=sha", 200, summary, ""},
+		{"summary without expand", "/api/models/org/summary", 200, summary, ""},
+		{"whole", "/api/models/org/whole/revision/main?expand=config", 200, cfg, `"rope_theta":1000000.0`},
+		{"no config.json", "/api/models/org/none?expand=config", 200, "", ""},
+		{"listing", "/api/models?search=summary&expand=config", 200, summary, ""},
+		{"unknown property", "/api/models/org/summary?expand=config&expand=foo", 400, "", ""},
+		{"unknown property by expand[]", "/api/models/org/summary?expand%5B%5D=foo", 400, "", ""},
+		{"unknown property in a listing", "/api/models?expand=foo", 400, "", ""},
+		{"a property listings refuse", "/api/models?expand=usedStorage", 400, "", ""},
+		{"a property model info takes", "/api/models/org/summary?expand=usedStorage", 200, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, _, body := do(t, "GET", s.URL+tc.path, "", "", nil)
+			require.Equal(t, tc.status, st, body)
+			if st != 200 {
+				return
+			}
+			assert.Contains(t, body, tc.raw)
+			var info struct{ Config json.RawMessage }
+			if strings.HasPrefix(body, "[") {
+				var items []struct{ Config json.RawMessage }
+				require.NoError(t, json.Unmarshal([]byte(body), &items))
+				require.Len(t, items, 1)
+				info = items[0]
+			} else {
+				require.NoError(t, json.Unmarshal([]byte(body), &info))
+			}
+			if tc.config == "" {
+				assert.Empty(t, info.Config)
+				return
+			}
+			assert.JSONEq(t, tc.config, string(info.Config))
+		})
 	}
 }

@@ -43,6 +43,9 @@ type repo struct {
 	Tags        []string
 	PipelineTag string
 	LibraryName string
+	// WholeConfig serves config.json whole as the model info's config, where the Hub
+	// serves its summary (infoConfig); see the WholeConfigInInfo option.
+	WholeConfig bool
 	Created     time.Time
 	Branches    map[string]string
 	Commits     map[string]*commit

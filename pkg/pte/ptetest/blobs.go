@@ -6,30 +6,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
 
-// delegateHeaderBlob lays out the XNNPACK/Vulkan delegate header: magic at 4, u16 header
-// length at 8, u32 flatbuffer offset and size at 10 and 14, u32 constant offset at 18 and
-// u64 constant size at 22; the inner flatbuffer (at 32) carries its own identifier.
-func delegateHeaderBlob(magic, inner string, size int64) Blob {
-	const fbOff, fbSize = 32, 16
-	size = max(size, fbOff+fbSize)
-	h := make([]byte, fbOff+fbSize)
-	copy(h[4:], magic)
-	binary.LittleEndian.PutUint16(h[8:], 30)
-	binary.LittleEndian.PutUint32(h[10:], fbOff)
-	binary.LittleEndian.PutUint32(h[14:], fbSize)
-	binary.LittleEndian.PutUint32(h[18:], fbOff+fbSize)
-	binary.LittleEndian.PutUint64(h[22:], uint64(size-fbOff-fbSize))
-	binary.LittleEndian.PutUint32(h[fbOff:], 8)
-	copy(h[fbOff+4:], inner)
-	return Blob{Head: h, Size: size}
-}
-
-// XNNPACKBlob is a blob that starts like XnnpackBackend's payload (XH00, inner XN01).
-func XNNPACKBlob(size int64) Blob { return delegateHeaderBlob("XH00", "XN01", size) }
-
-// VulkanBlob is a blob that starts like VulkanBackend's payload (VH00, inner VK00).
-func VulkanBlob(size int64) Blob { return delegateHeaderBlob("VH00", "VK00", size) }
-
 // QNNBlob is a blob that starts with the QNN context magic 0x5678ABCD.
 func QNNBlob(size int64) Blob {
 	h := []byte{0xcd, 0xab, 0x78, 0x56, 0, 0, 0, 0}

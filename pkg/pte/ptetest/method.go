@@ -26,7 +26,7 @@ func (pb *programBuilder) method(m Method, ref blobRef) uoff {
 		values = append(values, pb.scalarValue(tagInt, func() { b.PrependInt64Slot(0, 1, 0) }))
 		values = append(values, pb.tensorValue(128))
 		instrs = []uoff{pb.instruction(instrKernel, 0, []int32{0, 1, 2, 3, 3})}
-		ops = pb.operators()
+		ops = pb.operator("aten::add", "out")
 		dels = b.CreateVectorOfTables(nil)
 	} else {
 		values = append(values, pb.tensorValue(0), pb.tensorValue(64))
@@ -34,6 +34,12 @@ func (pb *programBuilder) method(m Method, ref blobRef) uoff {
 			instrs = []uoff{pb.instruction(instrDelegate, m.CallIndex, []int32{0, 1})}
 		}
 		ops = b.CreateVectorOfTables(nil)
+		if m.CPULinears > 0 {
+			ops = pb.operator("aten::linear", "out")
+		}
+		for i := 0; i < m.CPULinears; i++ {
+			instrs = append(instrs, pb.instruction(instrKernel, 0, []int32{1, 1, 1}))
+		}
 		dels = pb.delegate(m, ref)
 	}
 	in, out := []int32{0}, []int32{int32(len(values) - 1)}
@@ -179,9 +185,10 @@ func (pb *programBuilder) instruction(tag byte, index int32, args []int32) uoff 
 	return b.EndObject()
 }
 
-func (pb *programBuilder) operators() uoff {
+// operator writes an operators vector holding one operator.
+func (pb *programBuilder) operator(opName, opOverload string) uoff {
 	b := pb.b
-	name, overload := b.CreateString("aten::add"), b.CreateString("out")
+	name, overload := b.CreateString(opName), b.CreateString(opOverload)
 	b.StartObject(2)
 	b.PrependUOffsetTSlot(0, name, 0)
 	b.PrependUOffsetTSlot(1, overload, 0)

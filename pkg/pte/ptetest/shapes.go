@@ -52,21 +52,26 @@ func (l LLM) Spec() (Spec, error) {
 	if size == 0 {
 		size = 4 << 10
 	}
+	var named []Named
+	var consts []NamedConst
+	if l.WeightsSize > 0 {
+		sum := sha256.Sum256([]byte(fmt.Sprintf("weights-%d", l.WeightsSize)))
+		named = []Named{{Key: hex.EncodeToString(sum[:]), Blob: Blob{Size: l.WeightsSize}}}
+		consts = []NamedConst{{Key: named[0].Key, Size: l.WeightsSize}}
+	}
 	m := Method{Name: "forward"}
 	switch l.Backend {
 	case "xnnpack":
-		m.Backend, m.Blob = pte.XnnpackBackend, XNNPACKBlob(size)
+		m.Backend = pte.XnnpackBackend
+		m.Blob = XNNPACKGraphBlob(size, Graph{Ops: []string{"FullyConnected"}, Named: consts})
 	case "vulkan":
-		m.Backend, m.Blob = pte.VulkanBackend, VulkanBlob(size)
+		m.Backend = pte.VulkanBackend
+		m.Blob = VulkanGraphBlob(size, Graph{Ops: []string{"aten.linear.default"}, Named: consts})
 		m.CompileSpecs = []CompileSpec{{Key: "storage_type_override", Value: []byte{1, 0, 0, 0}}}
 	default:
 		return Spec{}, fmt.Errorf("LLM backend %q: want xnnpack or vulkan", l.Backend)
 	}
-	s := Spec{Methods: []Method{m}, Metadata: l.Metadata}
-	if l.WeightsSize > 0 {
-		sum := sha256.Sum256([]byte(fmt.Sprintf("weights-%d", l.WeightsSize)))
-		s.NamedData = []Named{{Key: hex.EncodeToString(sum[:]), Blob: Blob{Size: l.WeightsSize}}}
-	}
+	s := Spec{Methods: []Method{m}, Metadata: l.Metadata, NamedData: named}
 	return s, nil
 }
 

@@ -36,6 +36,9 @@ type Method struct {
 	// CallIndex is the delegate index the DelegateCall names: 0, the method's one delegate,
 	// unless a test builds a call to a delegate that does not exist.
 	CallIndex int32
+	// CPULinears adds that many aten::linear.out KernelCalls after the delegate call, as
+	// a lowering that left its linears to the portable kernels writes them.
+	CPULinears int
 	// BadBlobIndex, when not zero, is written as the delegate's blob index (inline or
 	// segment) instead of the one its blob got, for tests of readers that must refuse it.
 	BadBlobIndex uint32

@@ -5,8 +5,9 @@ AutoTokenizer: the folder's chat template is the file template.txt with {content
 (no file, no template). Untokenized, the template is applied to the last message; tokenized,
 every message becomes a line "<role>: <content>" (the tools, by name, on a line after the
 system message), "assistant:" ends a generation prompt, and each whitespace-separated word
-is one token: 1 + (the sum of its UTF-8 bytes) mod (vocab - 1); 0 is EOS. decode writes
-token i as "w<i>" (EOS as "</s>", dropped with skip_special_tokens).
+is one token: 1 + (the sum of its UTF-8 bytes) mod (vocab - 1); 0 is EOS. encode tokenizes a
+plain text the same way, word by word. decode writes token i as "w<i>" (EOS as "</s>",
+dropped with skip_special_tokens).
 
 AutoModelForCausalLM: the folder's standin_model.json {"emb", "w", "b"} is a next-token
 model whose logits at position t are W tanh(mean of E[ids[..t]]) + b, computed in float64;
@@ -41,6 +42,10 @@ class _Tokenizer:
                 lines.append("tools: " + names)
         lines.append("assistant:")
         return [1 + sum(w.encode()) % (self.vocab - 1) for w in "\n".join(lines).split()]
+
+    def encode(self, text, add_special_tokens=True):
+        """A plain text (gate_probe.py's fidelity text): one token per word, as above."""
+        return [1 + sum(w.encode()) % (self.vocab - 1) for w in text.split()]
 
     def decode(self, ids, skip_special_tokens=False):
         return " ".join("</s>" if int(i) == EOS else "w%d" % int(i)

@@ -9,7 +9,11 @@
 //   {"mode":"fetch"}   list every file (recursively), then download each: what the app does.
 //   {"mode":"download-to","files":[{"path":"in/repo","local":"/abs/dst"}]}  download each file
 //       to its local path, streamed: the benchmark.
-// The two benchmark modes print "vmhwm_kib=N" after the result: this process's own peak
+//   {"mode":"download-verify","files":[{"path":"in/repo","local":"/abs/dst","sha256":"…"}]}
+//       download-to, hashing the bytes on their way to the file and failing unless the
+//       sha256 matches, as our client's Download does: the benchmark.
+//   {"mode":"json","path":"catalog.json"}   download one JSON file and print it as parsed.
+// The benchmark modes print "vmhwm_kib=N" after the result: this process's own peak
 // resident set (VmHWM of /proc/self/status), which the benchmark reads instead of
 // getrusage's, since a child's ru_maxrss starts at its parent's high-water mark.
 import { createHash } from "node:crypto";
@@ -69,6 +73,28 @@ async function downloadTo(files) {
   return { seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
 }
 
+async function downloadVerify(files) {
+  const t0 = process.hrtime.bigint();
+  for (const f of files) {
+    const blob = await downloadFile({ ...auth, repo, path: f.path });
+    if (!blob) throw new Error(`downloadFile(${f.path}) returned null`);
+    const h = createHash("sha256");
+    await pipeline(
+      Readable.fromWeb(blob.stream()),
+      async function* (chunks) {
+        for await (const chunk of chunks) {
+          h.update(chunk);
+          yield chunk;
+        }
+      },
+      createWriteStream(f.local),
+    );
+    const got = h.digest("hex");
+    if (got !== f.sha256) throw new Error(`${f.path}: sha256 ${got}, want ${f.sha256}`);
+  }
+  return { seconds: Number(process.hrtime.bigint() - t0) / 1e9 };
+}
+
 function vmhwmKiB() {
   const m = readFileSync("/proc/self/status", "utf8").match(/^VmHWM:\s+(\d+) kB$/m);
   if (!m) throw new Error("/proc/self/status has no VmHWM line");
@@ -116,8 +142,15 @@ const modes = {
     return upload(cmd.files);
   },
   "download-to": () => downloadTo(cmd.files),
+  "download-verify": () => downloadVerify(cmd.files),
+  // download one JSON file and parse it, as an app reading the catalog does
+  json: async () => {
+    const blob = await downloadFile({ ...auth, repo, path: cmd.path });
+    if (!blob) throw new Error(`downloadFile(${cmd.path}) returned null`);
+    return JSON.parse(await blob.text());
+  },
 };
-const benchmark = cmd.mode === "upload" || cmd.mode === "download-to";
+const benchmark = ["upload", "download-to", "download-verify"].includes(cmd.mode);
 
 try {
   const out = await modes[cmd.mode]();

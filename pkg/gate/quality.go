@@ -1,0 +1,58 @@
+package gate
+
+import "fmt"
+
+// Quality is how far a file is from its fp32 source, in one block the export report, the
+// audit, config.json and the model card read (docs/research/quality.md): the decision
+// gate's figures and the fidelity text's, or why none was measured.
+type Quality struct {
+	// Measured says the gate ran on the file here; NotMeasured says why not (a backend
+	// ExecuTorch's x86 runner cannot run: "not measured here: Vulkan (GPU) needs a phone").
+	Measured    bool   `json:"measured"`
+	NotMeasured string `json:"not_measured,omitempty"`
+
+	// The gate's figures (Result): on the rows fp32 is confident on, the mean probability
+	// fp32 and the file give fp32's token, their difference, and how many rows' argmax agree;
+	// and how many quiet rows the file answers like fp32.
+	GatePassed                bool     `json:"gate_passed"`
+	GateGraded                int      `json:"gate_graded"`
+	GateAgreed                int      `json:"gate_agreed"`
+	GateFP32Mean              float64  `json:"gate_fp32_mean"`
+	GateExportMean            float64  `json:"gate_export_mean"`
+	GateShortfall             float64  `json:"gate_shortfall"`
+	QuietRows                 int      `json:"quiet_rows"`
+	QuietRowsAnsweredLikeFP32 int      `json:"quiet_rows_answered_like_fp32"`
+	Prompt                    PromptID `json:"prompt"`
+
+	// Fidelity is next-token agreement and mean KL over the fidelity text; nil when the
+	// reference had none, and FidelityMissing says why.
+	Fidelity        *Fidelity `json:"fidelity"`
+	FidelityMissing string    `json:"fidelity_missing,omitempty"`
+}
+
+// Quality is the result's figures as the quality block records them.
+func (r Result) Quality() Quality {
+	return Quality{Measured: true, GatePassed: r.Passed, GateGraded: r.Graded, GateAgreed: r.Agreed,
+		GateFP32Mean: r.FP32Mean, GateExportMean: r.ExportMean, GateShortfall: r.Shortfall,
+		QuietRows: r.QuietRows, QuietRowsAnsweredLikeFP32: r.QuietRowsAnsweredLikeFP32, Prompt: r.Prompt,
+		Fidelity: r.Fidelity, FidelityMissing: r.FidelityMissing}
+}
+
+// NotMeasuredHere is the quality block of a file whose backend (by its title, "Vulkan
+// (GPU)") ExecuTorch's x86 runner cannot run.
+func NotMeasuredHere(backendTitle string) Quality {
+	return Quality{NotMeasured: fmt.Sprintf("not measured here: %s needs a phone", backendTitle)}
+}
+
+// FidelityLine is the step summary's line for the fidelity figures.
+func (r Result) FidelityLine() string {
+	f := r.Fidelity
+	if f == nil {
+		if r.FidelityMissing == "" {
+			return ""
+		}
+		return "fidelity: not measured: " + r.FidelityMissing
+	}
+	return fmt.Sprintf("fidelity: next token like fp32 at %d of %d positions of %s (%.1f%%), mean KL(fp32 || export) %.4f nats over the top %d tokens and the rest (max %.4f)",
+		f.Agreed, f.Positions, f.Text.File, 100*f.NextTokenAgreement, f.MeanKL, f.TopK, f.MaxKL)
+}
