@@ -89,7 +89,9 @@ type Size struct {
 
 // Description is plan's line for a supported backend.
 type Description struct {
-	Recipe  string
+	Recipe string
+	// QMode is an export_llm recipe's quantization ("8da4w", "fp32"); empty for the others.
+	QMode   string
 	Targets []string
 	// Runners are the runner names of the recipe in pipeline.yaml, smallest first.
 	Runners []string

@@ -43,7 +43,7 @@ func (s llmSizes) estimate(cfg *config.Config, _ *model.Source, m sizing.Model, 
 
 func (s llmSizes) describe(cfg *config.Config, _ *model.Source) (Description, error) {
 	r := s.settings(cfg)
-	return Description{Recipe: LLMRecipeLabel(r), Runners: r.Runners,
+	return Description{Recipe: LLMRecipeLabel(r), QMode: r.QMode, Runners: r.Runners,
 		Fit: sizing.Fit{Reserve: cfg.Export.HostReserveBytes, SwapOnDisk: true}}, nil
 }
 

@@ -85,7 +85,9 @@ func TestChecksReadSkippedResults(t *testing.T) {
 	skip.Reason = "needs 140 GiB"
 	skip.Finish(ExitSkipped)
 	require.NoError(t, result.Write(filepath.Join(out, "results", "export-32768-SM8750.json"), skip))
+	// a failed export is not a skipped window, whatever its outputs say
 	failed := result.New("export")
+	failed.Outputs.Skipped = []result.Skipped{{Window: 2048, SoC: "SM8750", Reason: "not a skip"}}
 	failed.Finish(ExitFailed)
 	require.NoError(t, result.Write(filepath.Join(out, "results", "export-2048-SM8750.json"), failed))
 

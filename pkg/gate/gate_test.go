@@ -75,7 +75,8 @@ func agreeing(n, yes int) []bool {
 	return out
 }
 
-// TestScoreReferenceFigures grades the reference system's own figures (section 7.4): the
+// TestScoreReferenceFigures grades the reference system's own figures (docs/research/checks.md,
+// "Decision gate"): the
 // round-to-nearest SmolLM2-135M fails on its shortfall, the GPTQ rows of the calibration
 // table pass, and RTN on the same table fails on both mean and agreement.
 func TestScoreReferenceFigures(t *testing.T) {

@@ -102,6 +102,9 @@ func Load(ctx context.Context, s *Source, f Files) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read generation_config.json of %s: %w", s.ID, err)
 	}
+	if s.Params != nil && !s.Params.Computed {
+		return nil // the Hub's own count, from the same headers (source.Hub)
+	}
 	p, err := CountParams(ctx, f, cfg)
 	switch {
 	case err == nil:

@@ -78,6 +78,23 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 	}
 	bp.Phones = phoneTable(cfg, bp.Rows)
 	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
+	if fallbackApplies(b, d) {
+		for _, w := range b.Windows(cfg) {
+			row, err := Estimate(cfg, src, m, b, "fp32", w)
+			if err != nil {
+				row.Skip = err.Error()
+			} else {
+				pick(&row, tiers, d.Fit)
+			}
+			bp.Fallback = append(bp.Fallback, row)
+		}
+	}
+}
+
+// fallbackApplies says whether a window of b can fall back to the fp32 recipe: b's files are
+// graded by the decision gate (its x86 runner runs them) and its recipe quantizes.
+func fallbackApplies(b *backend.Backend, d backend.Description) bool {
+	return b.LLM && b.Smoke && d.QMode != "" && d.QMode != "fp32"
 }
 
 // runCost is what building every window costs: one job per window built (per chip for a

@@ -67,6 +67,10 @@ type BackendPlan struct {
 	// Phones is the phone table: for each RAM class (export.phone_classes), the largest
 	// window built whose resident bytes fit what the class leaves to the app.
 	Phones []config.PhoneFit `json:"phones,omitempty"`
+	// Fallback are the fp32 recipe's rows, for a backend whose quantized files the decision
+	// gate grades: a window whose quantized file fails the gate is exported in fp32 instead
+	// when the fp32 row fits the phone budget (the published SmolLM2 cards' fp32 files).
+	Fallback []Row `json:"fp32_fallback,omitempty"`
 	// Jobs, Minutes and USD are what exporting every window built costs: the export jobs
 	// (one per window, per chip), their runner minutes and price (pkg/cost).
 	Jobs    int     `json:"export_jobs"`

@@ -127,3 +127,34 @@ func TestTableKeyFollowsTheConfig(t *testing.T) {
 	require.NoError(t, plan.Build(cfg, llama4, "").WriteText(&text))
 	assert.NotContains(t, text.String(), "fits phone")
 }
+
+// TestFP32Fallback: the backend whose quantized files the gate grades (XNNPACK) shows the
+// fp32 recipe's rows beside its own, sized as the published SmolLM2-360M fp32 files (1.50 GB
+// at 2k to 16k, 1.51 GB at 32k on its card); backends the gate does not grade show none.
+func TestFP32Fallback(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	src, _, err := source.Open(context.Background(), "HuggingFaceTB/SmolLM2-360M-Instruct", "main", nil)
+	require.NoError(t, err)
+	p := plan.Build(cfg, src, "")
+	for _, bp := range p.Backends {
+		if bp.Backend != "xnnpack" {
+			assert.Empty(t, bp.Fallback, bp.Backend)
+			continue
+		}
+		require.Len(t, bp.Fallback, len(bp.Rows))
+		for i, f := range bp.Fallback {
+			assert.Equal(t, bp.Rows[i].Window, f.Window)
+			want := 1.50
+			if f.Window == 32768 {
+				want = 1.51
+			}
+			assert.InDelta(t, want, float64(f.PTEBytes)/1e9, 0.005, f.Label)
+			assert.Greater(t, f.ResidentBytes, bp.Rows[i].ResidentBytes, "fp32 holds more than 8da4w at %s", f.Label)
+			assert.NotEmpty(t, f.Runner, f.Label)
+		}
+	}
+	var text bytes.Buffer
+	require.NoError(t, p.WriteText(&text))
+	assert.Contains(t, text.String(), "  fp32 fallback, for a window whose quantized file fails the decision gate (exported when it fits the phone):\n")
+}

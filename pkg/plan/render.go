@@ -121,6 +121,9 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 	if len(b.Phones) > 0 {
 		ew.printf("  largest window per phone: %s\n", PhoneLine(b.Phones))
 	}
+	if len(b.Fallback) > 0 {
+		b.writeFallback(ew)
+	}
 	if b.Jobs > 0 {
 		ew.printf("  export cost: %s\n", CostLine(b.Jobs, b.Minutes, b.USD))
 	}
@@ -165,4 +168,26 @@ func (e *errWriter) printf(format string, args ...any) { fmt.Fprintf(e, format, 
 // CostLine words export jobs, their runner minutes and price.
 func CostLine(jobs, minutes int, usd float64) string {
 	return fmt.Sprintf("%d job(s), %s runner minutes, $%.2f", jobs, family.Commas(int64(minutes)), usd)
+}
+
+// writeFallback prints the fp32 recipe's rows beside the quantized table: what a window
+// costs when its quantized file fails the decision gate and fp32 is exported instead.
+func (b BackendPlan) writeFallback(ew *errWriter) {
+	ew.printf("  fp32 fallback, for a window whose quantized file fails the decision gate (exported when it fits the phone):\n")
+	tw := tabwriter.NewWriter(ew, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  window\t.pte est. GB\tphone GB\tfits phone\thost need GiB\trunner")
+	for _, r := range b.Fallback {
+		fits := "yes"
+		if !r.FitsPhone {
+			fits = "no"
+		}
+		runner := r.Runner
+		if r.Skip != "" {
+			runner = "skipped: " + r.Skip
+		}
+		fmt.Fprintf(tw, "  %s\t%.2f\t%.2f\t%s\t%.1f\t%s\n", r.Label, inGB(r.PTEBytes), inGB(r.ResidentBytes), fits, inGiB(r.HostNeedBytes), runner)
+	}
+	if err := tw.Flush(); err != nil && ew.err == nil {
+		ew.err = err
+	}
 }

@@ -85,7 +85,7 @@ func TestOfflineEqualsOnline(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, off)
 			require.NotNil(t, online.Params)
-			assert.Equal(t, "safetensors headers", online.Params.Source)
+			assert.Equal(t, "the Hub's safetensors total (model info)", online.Params.Source)
 
 			on, of := plan.Build(cfg, online, ""), plan.Build(cfg, offline, "")
 			assert.Equal(t, tot.Total, on.Params.Total)

@@ -83,25 +83,30 @@ func TestPlanRequests(t *testing.T) {
 	tests := []struct {
 		name   string
 		files  map[string][]byte
+		opts   []hubtest.RepoOption
 		want   []string
 		params string // where the parameter count came from
 	}{
-		{"one file", map[string][]byte{"config.json": cfg, "model.safetensors": small},
-			[]string{"config.json", "info", "model.safetensors"}, "safetensors headers"},
-		{"one file with a generation config", map[string][]byte{"config.json": cfg, "generation_config.json": []byte(`{"eos_token_id": 1}`), "model.safetensors": small},
-			[]string{"config.json", "generation_config.json", "info", "model.safetensors"}, "safetensors headers"},
+		// the model info's safetensors totals give the count: no header is read
+		{"one file", map[string][]byte{"config.json": cfg, "model.safetensors": small}, nil,
+			[]string{"config.json", "info"}, "the Hub's safetensors total (model info)"},
+		{"one file with a generation config", map[string][]byte{"config.json": cfg, "generation_config.json": []byte(`{"eos_token_id": 1}`), "model.safetensors": small}, nil,
+			[]string{"config.json", "generation_config.json", "info"}, "the Hub's safetensors total (model info)"},
 		{"two shards", map[string][]byte{"config.json": cfg, "model.safetensors.index.json": shardIndex("model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"),
-			"model-00001-of-00002.safetensors": small, "model-00002-of-00002.safetensors": small},
-			[]string{"config.json", "info", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"}, "safetensors headers"},
-		{"a long header", map[string][]byte{"config.json": cfg, "model.safetensors": long},
+			"model-00001-of-00002.safetensors": small, "model-00002-of-00002.safetensors": small}, nil,
+			[]string{"config.json", "info"}, "the Hub's safetensors total (model info)"},
+		// a repo the Hub has not indexed: the headers are read, a long one continued
+		{"one file, no totals in the info", map[string][]byte{"config.json": cfg, "model.safetensors": small}, []hubtest.RepoOption{hubtest.NoSafetensorsInInfo()},
+			[]string{"config.json", "info", "model.safetensors"}, "safetensors headers"},
+		{"a long header, no totals in the info", map[string][]byte{"config.json": cfg, "model.safetensors": long}, []hubtest.RepoOption{hubtest.NoSafetensorsInInfo()},
 			[]string{"config.json", "info", "model.safetensors", "model.safetensors"}, "safetensors headers"},
-		{"no weights", map[string][]byte{"config.json": cfg},
+		{"no weights", map[string][]byte{"config.json": cfg}, nil,
 			[]string{"config.json", "info"}, "computed from the architecture"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := hubtest.New(t)
-			srv.MustAddModel(t, "Qwen/Qwen3-0.6B", tc.files)
+			srv.MustAddModel(t, "Qwen/Qwen3-0.6B", tc.files, tc.opts...)
 			h := source.Hub{Client: hub.New(hub.Options{Endpoint: srv.URL, NoEnvToken: true, RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond})}
 			before := len(srv.Requests())
 			src, offline, err := source.Open(context.Background(), "Qwen/Qwen3-0.6B", "main", h)
@@ -196,19 +201,23 @@ func TestPlanRequestCount(t *testing.T) {
 		want  []string
 	}{
 		{"one file, the Hub's summary config", oneFile, nil,
-			[]string{"cdn", "config.json", "info", "model.safetensors"}},
+			[]string{"config.json", "info"}},
 		{"one file, config.json whole in the info", oneFile, []hubtest.RepoOption{whole},
-			[]string{"cdn", "info", "model.safetensors"}},
+			[]string{"info"}},
 		{"two shards, the Hub's summary config", shards, nil,
-			[]string{"cdn", "cdn", "config.json", "info", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"}},
+			[]string{"config.json", "info"}},
 		{"two shards, config.json whole in the info", shards, []hubtest.RepoOption{whole},
-			[]string{"cdn", "cdn", "info", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"}},
+			[]string{"info"}},
+		{"two shards, no totals in the info", shards, []hubtest.RepoOption{hubtest.NoSafetensorsInInfo()},
+			[]string{"cdn", "cdn", "config.json", "info", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"}},
 		{"a long header, the Hub's summary config", longHeader, nil,
+			[]string{"config.json", "info"}},
+		{"a long header, no totals in the info", longHeader, []hubtest.RepoOption{hubtest.NoSafetensorsInInfo()},
 			[]string{"cdn", "cdn", "config.json", "info", "model.safetensors", "model.safetensors"}},
 		{"a long header, config.json whole in the info", longHeader, []hubtest.RepoOption{whole},
-			[]string{"cdn", "cdn", "info", "model.safetensors", "model.safetensors"}},
+			[]string{"info"}},
 		{"gated, config.json whole in the info", oneFile, []hubtest.RepoOption{whole, hubtest.Gated("auto"), hubtest.Authorize("reader")},
-			[]string{"cdn", "config.json", "info", "model.safetensors"}},
+			[]string{"config.json", "info"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

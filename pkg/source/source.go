@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -89,6 +90,7 @@ func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, mo
 		ID: id, Revision: revision, SHA: info.SHA, PipelineTag: info.PipelineTag, Card: info.CardData,
 		Origin: fmt.Sprintf("Hugging Face Hub %s, %s at %s", h.Client.Endpoint(), id, short(info.SHA)),
 	}
+	src.Params = hubParams(info.Safetensors)
 	rev := info.SHA
 	if rev == "" {
 		rev = revision
@@ -467,4 +469,26 @@ func (h Hub) watch(name, partial string) (stop func()) {
 		}
 	}()
 	return func() { close(done) }
+}
+
+// hubParams is the parameter count the Hub computed from the repo's safetensors headers
+// (model info's safetensors: per dtype and the total), so that opening a model need not
+// read a header for it: a one-file repo then costs the model info and config.json. Nil
+// when the Hub gives none, or a total its parts do not add up to; the headers are then
+// read.
+func hubParams(t *hub.ParamTotals) *model.Params {
+	if t == nil || t.Total <= 0 || t.Total > model.MaxParams {
+		return nil
+	}
+	var sum int64
+	for _, n := range t.Parameters {
+		if n < 0 || n > model.MaxParams {
+			return nil
+		}
+		sum += n
+	}
+	if sum != t.Total {
+		return nil
+	}
+	return &model.Params{Total: t.Total, ByDtype: maps.Clone(t.Parameters), Source: "the Hub's safetensors total (model info)"}
 }

@@ -63,7 +63,7 @@ func TestPlanFromHub(t *testing.T) {
 	if src.SHA != srv.Head("Qwen/Qwen3-0.6B") || src.PipelineTag != "text-generation" || !strings.Contains(src.Origin, srv.URL) {
 		t.Errorf("source = %+v", src)
 	}
-	if src.Params == nil || src.Params.Total != 100_007 || src.Params.Source != "safetensors headers" {
+	if src.Params == nil || src.Params.Total != 100_007 || src.Params.Source != "the Hub's safetensors total (model info)" {
 		t.Errorf("params = %+v", src.Params)
 	}
 	cfg, _ := config.Default()

@@ -154,7 +154,7 @@ func (s *Server) info(rp *repo, cm *commit, blobs, full bool) map[string]any {
 	if card := cardData(cm); card != nil {
 		m["cardData"] = card
 	}
-	if st := safetensorsTotals(cm); st != nil {
+	if st := safetensorsTotals(cm); st != nil && !rp.NoSafetensors {
 		m["safetensors"] = st
 	}
 	return m

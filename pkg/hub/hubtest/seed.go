@@ -41,6 +41,10 @@ func Library(l string) RepoOption { return func(r *repo) { r.LibraryName = l } }
 // reach a client's path for a server that does.
 func WholeConfigInInfo() RepoOption { return func(r *repo) { r.WholeConfig = true } }
 
+// NoSafetensorsInInfo leaves the safetensors totals out of the model info (a repo the Hub
+// has not indexed), so a client must read the headers itself.
+func NoSafetensorsInInfo() RepoOption { return func(r *repo) { r.NoSafetensors = true } }
+
 // Disabled makes every access answer the Hub's "disabled" 403.
 func Disabled() RepoOption { return func(r *repo) { r.Disabled = true } }
 

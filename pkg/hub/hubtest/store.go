@@ -46,9 +46,12 @@ type repo struct {
 	// WholeConfig serves config.json whole as the model info's config, where the Hub
 	// serves its summary (infoConfig); see the WholeConfigInInfo option.
 	WholeConfig bool
-	Created     time.Time
-	Branches    map[string]string
-	Commits     map[string]*commit
+	// NoSafetensors leaves the safetensors totals out of the model info, as the Hub does
+	// for a repo it has not indexed yet; see the NoSafetensorsInInfo option.
+	NoSafetensors bool
+	Created       time.Time
+	Branches      map[string]string
+	Commits       map[string]*commit
 }
 
 func newRepo(id string, now time.Time) *repo {
