@@ -157,15 +157,6 @@ func jsFetch(t *testing.T, node, jsDir, hubURL, repo string) map[string]fetchedF
 // needNode is node with the JS client installed (.ci/run runs npm ci), or the test skips.
 func needNode(t *testing.T) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(repoRoot(t), "pkg", "hub", "hubtest", "testdata", "js", "node_modules", "@huggingface", "hub"))
-	}
-	if err != nil {
-		if os.Getenv("EXE_EXPO_CI") == "1" {
-			t.Fatalf("EXE_EXPO_CI=1 and the JS client is missing: %v", err)
-		}
-		t.Skipf("the JS client needs node and `npm ci` in pkg/hub/hubtest/testdata/js: %v", err)
-	}
+	node, _ := hubtest.JSClient(t)
 	return node
 }

@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -166,7 +164,7 @@ func TestUpdateUnderContention(t *testing.T) {
 // TestOfficialJSClientReadsTheCatalog: the official JavaScript client downloads and parses
 // catalog.json as the app would, and sees the catalog publish wrote.
 func TestOfficialJSClientReadsTheCatalog(t *testing.T) {
-	node := needNode(t)
+	node, jsDir := hubtest.JSClient(t)
 	srv := hubtest.New(t)
 	ctx := context.Background()
 	repo := org + "/Qwen3-0.6B-ExecuTorch"
@@ -191,62 +189,4 @@ func TestOfficialJSClientReadsTheCatalog(t *testing.T) {
 	require.NoError(t, json.Unmarshal(stdout.Bytes(), &got), stdout.String())
 	assert.Equal(t, want, got)
 	assert.Contains(t, stdout.String(), `"schema_version":1`)
-}
-
-// jsDir holds the driver of the official @huggingface/hub client.
-const jsDir = "../hub/hubtest/testdata/js"
-
-func needNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "@huggingface", "hub", "package.json"))
-	}
-	if err != nil {
-		msg := "needs node 20+ and `cd pkg/hub/hubtest/testdata/js && npm ci`: " + err.Error()
-		if os.Getenv("EXE_EXPO_CI") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node
-}
-
-// TestNewRuntimeKeepsTheOldFilesListed: files rebuilt for a new runtime replace the folder's
-// entry, and the old runtime's entry stays under older with the commit that holds its
-// files, so an app on the old runtime still finds (and can download) what it can run.
-func TestNewRuntimeKeepsTheOldFilesListed(t *testing.T) {
-	srv := hubtest.New(t)
-	ctx := context.Background()
-	c := client(srv.URL)
-	repo := org + "/Qwen3-0.6B-ExecuTorch"
-	srv.MustAddModel(t, repo, map[string][]byte{"xnnpack/config.json": configJSON("xnnpack", "", 2048), "xnnpack/m-2048.pte": []byte("built for 1.4.0")})
-	oldRev := srv.Head(repo)
-	_, err := Update(ctx, c, catalogRepo, org, repo, Options{})
-	require.NoError(t, err)
-
-	newer := bytes.ReplaceAll(configJSON("xnnpack", "", 2048), []byte(`"1.4.0"`), []byte(`"1.5.0"`))
-	srv.MustAddModel(t, repo, map[string][]byte{"xnnpack/config.json": newer, "xnnpack/m-2048.pte": []byte("built for 1.5.0")})
-	_, err = Update(ctx, c, catalogRepo, org, repo, Options{})
-	require.NoError(t, err)
-	data, err := srv.FileBytes(catalogRepo, "main", File)
-	require.NoError(t, err)
-	cat, err := Decode(File, data)
-	require.NoError(t, err)
-	f := cat.Models[repo].Folders["xnnpack"]
-	assert.Equal(t, "1.5.0", f.Runtime.ExecuTorch)
-	assert.Equal(t, srv.Head(repo), f.Revision)
-	require.Len(t, f.Older, 1)
-	assert.Equal(t, "1.4.0", f.Older[0].Runtime.ExecuTorch)
-	assert.Equal(t, oldRev, f.Older[0].Revision)
-	old, err := srv.FileBytes(repo, f.Older[0].Revision, f.Older[0].Windows[0].Files[0].Path)
-	require.NoError(t, err)
-	assert.Equal(t, "built for 1.4.0", string(old), "the 1.4.0 file is still there at its revision")
-
-	// the same runtime again keeps one older entry per runtime, and a check ignores history
-	_, err = Update(ctx, c, catalogRepo, org, repo, Options{})
-	require.NoError(t, err)
-	diffs, err := Check(ctx, c, cat, catalogRepo)
-	require.NoError(t, err)
-	assert.Empty(t, diffs)
 }

@@ -19,21 +19,11 @@ import (
 // jsDir holds the @huggingface/hub driver; CI runs `npm ci` there.
 const jsDir = "hubtest/testdata/js"
 
-// needNode returns the node binary, or skips (fails under EXE_EXPO_CI=1) when node or the
-// installed @huggingface/hub is missing.
+// needNode returns the node binary of hubtest.JSClient (which skips, or fails under
+// EXE_EXPO_CI=1, without it); its driver is in jsDir.
 func needNode(t testing.TB) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "@huggingface", "hub", "package.json"))
-	}
-	if err != nil {
-		msg := "conformance needs node 20+ and `cd pkg/hub/hubtest/testdata/js && npm ci`: " + err.Error()
-		if os.Getenv("EXE_EXPO_CI") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
+	node, _ := hubtest.JSClient(t)
 	return node
 }
 

@@ -4,43 +4,22 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 )
-
-// jsDir holds the driver of the official @huggingface/hub client (see its README.md).
-const jsDir = "../hub/hubtest/testdata/js"
-
-// needNode returns node, or skips (fails under EXE_EXPO_CI=1) when node or the installed
-// client is missing.
-func needNode(t *testing.T) string {
-	t.Helper()
-	node, err := exec.LookPath("node")
-	if err == nil {
-		_, err = os.Stat(filepath.Join(jsDir, "node_modules", "@huggingface", "hub", "package.json"))
-	}
-	if err != nil {
-		msg := "needs node 20+ and `cd pkg/hub/hubtest/testdata/js && npm ci`: " + err.Error()
-		if os.Getenv("EXE_EXPO_CI") == "1" {
-			t.Fatal(msg)
-		}
-		t.Skip(msg)
-	}
-	return node
-}
 
 // TestOfficialJSClientDownloadsWhatWasExported publishes windows of two backends, then has
 // the official JavaScript client list the repo and download every file: each file a report
 // lists comes back with the report's sha256 and size, so what the app downloads is what
 // was exported.
 func TestOfficialJSClientDownloadsWhatWasExported(t *testing.T) {
-	node := needNode(t)
+	node, jsDir := hubtest.JSClient(t)
 	srv, c := newHub(t)
 	ctx := context.Background()
 	want := map[string]string{}
