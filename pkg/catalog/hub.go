@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -182,7 +184,7 @@ func Check(ctx context.Context, c *hub.Client, cat *Catalog, catalogRepo string)
 func sameFolder(a, b *Folder) bool {
 	ac, bc := *a, *b
 	ac.Older, bc.Older = nil, nil
-	x, err1 := (&Catalog{Models: map[string]*Model{"m": {Folders: map[string]*Folder{"f": &ac}}}}).Encode()
-	y, err2 := (&Catalog{Models: map[string]*Model{"m": {Folders: map[string]*Folder{"f": &bc}}}}).Encode()
-	return err1 == nil && err2 == nil && string(x) == string(y)
+	x, err1 := json.Marshal(&ac)
+	y, err2 := json.Marshal(&bc)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }

@@ -27,7 +27,7 @@ func TestCostsRefitsFromReports(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	cfg, err := config.Default()
 	require.NoError(t, err)
-	assert.Contains(t, stdout, "Export-time fit from "+itoa(len(cfg.ExportTimes)+1)+" measurement(s), 1 of them from export reports:")
+	assert.Contains(t, stdout, "Export-time fit from "+strconv.Itoa(len(cfg.ExportTimes)+1)+" measurement(s), 1 of them from export reports:")
 	assert.Contains(t, stdout, "  vulkan    1642 s per billion parameters at 2k, × (window / 2048)^0.00 (1 point(s))",
 		"a sized measurement takes over from the flat stand-in figure")
 
@@ -46,5 +46,3 @@ func TestCostsRefitsFromReports(t *testing.T) {
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, errs, "holds no export report")
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
