@@ -41,9 +41,13 @@ func realPython(t *testing.T) string {
 // TestExportWorkflowRealToolchain runs the generated export-xnnpack.yml once with the real
 // ExecuTorch 1.4.0 toolchain instead of the stand-in: a tiny real Qwen3 model (built with
 // transformers' own classes, taught one reply) is seeded into hubtest as Qwen/Qwen3-0.6B,
-// and plan, the GPTQ solve, the export, verify (smoke and gate) and publish all run for
-// real. The official JS client then reads the repo back, and every file's sha256 matches
-// the export reports.
+// and plan, the GPTQ solve, the export, verify (smoke and gate), the fp32 fallback and
+// publish all run for real. The pipeline grades the fidelity text (gate.max_mean_kl 5e-4:
+// the 4-bit file's mean KL is about 2e-3, the fp32 file's about 1e-4, from its int8
+// embedding table), so the quantized
+// window fails the gate and its fp32 file is exported, gated and published in its place,
+// with the reason on the card and in config.json. The official JS client then reads the repo
+// back, and every file's sha256 matches the checked export reports.
 func TestExportWorkflowRealToolchain(t *testing.T) {
 	act := needAct(t)
 	py := realPython(t)
@@ -64,6 +68,7 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	require.NoError(t, err)
 
 	repo := gitRepo(t, root, "experimentalmachines/exe-expo")
+	editAndCommit(t, repo, filepath.Join("config", "pipeline.yaml"), "  max_mean_kl: 0\n", "  max_mean_kl: 0.0005\n")
 	artifacts := t.TempDir()
 	log := actRun{
 		dir:      repo,
@@ -78,12 +83,21 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 
 	const out = "experimentalmachines/Qwen3-0.6B-ExecuTorch"
 	files := srv.Files(out, "main")
-	require.Contains(t, files, "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte", "published: %v", files)
+	require.Contains(t, files, "xnnpack/Qwen3-0.6B-fp32-2k.pte", "the fp32 fallback was not published: %v", files)
+	assert.NotContains(t, files, "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte", "the file the gate refused was published")
+	failed, ok := setOutput(log, "Verify", "failed")
+	require.True(t, ok, "verify set no failed output:\n%s", tail(log, 60))
+	assert.Equal(t, "[2048]", failed, "the window the gate refused")
+	passed, ok := setOutput(log, "Verify the fp32 fallback", "files")
+	require.True(t, ok, "the fallback's verify set no files output:\n%s", tail(log, 60))
+	assert.Equal(t, `["xnnpack/Qwen3-0.6B-fp32-2k.pte"]`, passed)
 	assert.Contains(t, files, "xnnpack/config.json")
 	assert.Contains(t, files, "README.md")
 	card, err := srv.FileBytes(out, "main", "README.md")
 	require.NoError(t, err)
 	assert.Contains(t, string(card), "distributed under the same terms (apache-2.0).", "the tiny model card's license")
+	assert.Contains(t, string(card), "Windows published in fp32 instead of their quantized file:\n\n- XNNPACK (CPU) at 2,048 tokens is fp32 (`xnnpack/Qwen3-0.6B-fp32-2k.pte`): "+
+		"its 8da4w-gptq file `Qwen3-0.6B-8da4w-gptq-2k.pte` failed the checks before publishing (decision gate failed: mean KL against fp32 on the fidelity text is ", "the card says why the window is fp32")
 	// the card from the real reports: the quality column (the real gate's figures against
 	// the solve job's fp32 reference), the delegate coverage read from the real .pte, and
 	// the phone table
@@ -93,6 +107,7 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	cfgJSON, err := srv.FileBytes(out, "main", "xnnpack/config.json")
 	require.NoError(t, err)
 	assert.Contains(t, string(cfgJSON), `"fits_phones_gib": [`, "config.json lists the phones each window fits")
+	assert.Contains(t, string(cfgJSON), `"replaces": "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte"`, "config.json names the file the fp32 one replaces")
 
 	// The reports the verify job checked: every file they list must come back from the Hub,
 	// through the official client, with the report's sha256 and size.
@@ -108,18 +123,26 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	for _, p := range reports {
 		r, err := report.Read(p)
 		require.NoError(t, err)
-		assert.Equal(t, "gptq", r.Recipe["int4_codes"], "%s: the export used the solve's codes", p)
-		if r.Smoke != nil || r.Gate != nil {
-			require.NotNil(t, r.Smoke, "%s: verified without a smoke run", p)
-			require.NotNil(t, r.Gate, "%s: verified without the gate", p)
-			assert.True(t, r.Smoke.Passed, "smoke: %v", r.Smoke.Problems)
-			assert.True(t, r.Gate.Passed, "gate: %v", r.Gate.Problems)
-			assert.Positive(t, r.Gate.Graded)
+		if r.Fallback == nil {
+			assert.Equal(t, "gptq", r.Recipe["int4_codes"], "%s: the export used the solve's codes", p)
+		} else {
+			assert.Equal(t, "fp32", r.Recipe["qmode"], "%s: a fallback builds fp32", p)
+			assert.Equal(t, "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte", r.Fallback.Replaces, p)
 		}
+		if r.Smoke == nil && r.Gate == nil {
+			continue // an export leg's report, before the checks
+		}
+		require.NotNil(t, r.Smoke, "%s: verified without a smoke run", p)
+		require.NotNil(t, r.Gate, "%s: verified without the gate", p)
+		assert.NotNil(t, r.Fallback, "%s: only the fp32 file passed the checks", p)
+		assert.True(t, r.Smoke.Passed, "smoke: %v", r.Smoke.Problems)
+		assert.True(t, r.Gate.Passed, "gate: %v", r.Gate.Problems)
+		assert.Positive(t, r.Gate.Graded)
 		for _, f := range r.Files {
 			want[f.Path] = f
 		}
 	}
+	require.NotEmpty(t, want, "no checked report among the artifacts")
 	fetched := jsFetch(t, node, filepath.Join(root, "pkg", "hub", "hubtest", "testdata", "js"), srv.URL, out)
 	for path, f := range want {
 		got, ok := fetched[path]
@@ -128,6 +151,19 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 			assert.Equal(t, f.Bytes, got.Size, path)
 		}
 	}
+}
+
+// editAndCommit replaces old with new in the repo's file and commits it, so the workflow
+// runs with the edited pipeline.
+func editAndCommit(t *testing.T, repo, name, old, new string) {
+	t.Helper()
+	path := filepath.Join(repo, name)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(data), old, "%s has no %q to edit", name, old)
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), old, new, 1)), 0o644))
+	out, err := exec.Command("git", "-C", repo, "-c", "user.email=e2e@example.com", "-c", "user.name=e2e", "commit", "-qam", "edit "+name).CombinedOutput()
+	require.NoError(t, err, "git commit: %s", out)
 }
 
 type fetchedFile struct {

@@ -1,9 +1,10 @@
-// Package action is what each GitHub Action of this repository (actions/<name>/main.go and
+// Package action is what each GitHub Action of this repository (actions/<name>/action.yml and
 // the root action.yml) does between reading its inputs and exiting: the inputs become the
 // command line of the CLI command the action stands for, so an action and `exe-expo <command>`
 // can never drift apart, and the command's exit code becomes outputs and annotations the
-// workflow can act on. The mains only build an Env and exit with what a function here
-// returns, so every behaviour is testable without a runner.
+// workflow can act on. Every action runs one main, cmd/exe-expo-action, with its name
+// (Dispatch); that main only exits with what a function here returns, so every behaviour is
+// testable without a runner.
 package action
 
 import (

@@ -79,10 +79,6 @@ func actionNames() []string {
 	return names
 }
 
-var funcNames = map[string]string{
-	"size-window": "SizeWindow", "export": "Export", "smoke": "Smoke", "gate": "Gate", "publish": "Publish", "watch": "Watch",
-}
-
 // envName is the variable a composite step reads an input from: go-githubactions' GetInput
 // upper-cases the id and keeps its hyphens.
 func envName(input string) string { return "INPUT_" + strings.ToUpper(input) }
@@ -107,9 +103,17 @@ func checkInputs(t *testing.T, path string, a actionYAML) {
 	}
 }
 
-// TestActionFiles holds each actions/<name>/action.yml to the layout its main needs: Go set
-// up (not under act), the main built from the action's checkout, and run with every input in
-// env as INPUT_<ID> and nothing else; every output is the run step's.
+// mainBuild and mainPath are how every action.yml builds the actions' one main from the
+// action's checkout, and where it puts it.
+const (
+	mainBuild = `go build -C "$GITHUB_ACTION_PATH/../.." -o "$RUNNER_TEMP/exe-expo-actions/exe-expo-action" ./cmd/exe-expo-action`
+	mainPath  = `"$RUNNER_TEMP/exe-expo-actions/exe-expo-action"`
+)
+
+// TestActionFiles holds each actions/<name>/action.yml to the layout its step needs: Go set
+// up (not under act), the one main built from the action's checkout, and run with the
+// action's name and every input in env as INPUT_<ID> and nothing else; every output is the
+// run step's.
 func TestActionFiles(t *testing.T) {
 	for _, name := range actionNames() {
 		t.Run(name, func(t *testing.T) {
@@ -125,10 +129,10 @@ func TestActionFiles(t *testing.T) {
 				"cache-dependency-path": "${{ github.action_path }}/../../go.sum",
 			}, setup.With)
 			assert.Equal(t, "bash", build.Shell)
-			assert.Equal(t, `go build -C "$GITHUB_ACTION_PATH/../.." -o "$RUNNER_TEMP/exe-expo-actions/`+name+`" ./actions/`+name, build.Run)
+			assert.Equal(t, mainBuild, build.Run)
 			assert.Equal(t, "run", run.ID)
 			assert.Equal(t, "bash", run.Shell)
-			assert.Equal(t, `"$RUNNER_TEMP/exe-expo-actions/`+name+`"`, run.Run)
+			assert.Equal(t, mainPath+" "+name, run.Run)
 			want := map[string]string{}
 			for id := range a.Inputs {
 				want[envName(id)] = "${{ inputs." + id + " }}"
@@ -137,9 +141,7 @@ func TestActionFiles(t *testing.T) {
 			for id, out := range a.Outputs {
 				assert.Equal(t, "${{ steps.run.outputs."+id+" }}", out.Value, "output %s", id)
 			}
-			main, err := os.ReadFile(filepath.Join(repoRoot, "actions", name, "main.go"))
-			require.NoError(t, err)
-			assert.Contains(t, string(main), "action."+funcNames[name]+"(action.Main(ctx))")
+			assert.Contains(t, steps, name, "exe-expo-action has no step %s", name)
 		})
 	}
 }
@@ -263,23 +265,24 @@ func TestActionsUsePinnedCommits(t *testing.T) {
 }
 
 var (
-	binaryRun = regexp.MustCompile(`^"\$RUNNER_TEMP/exe-expo-actions/([a-z-]+)"( [a-z]+)?$`)
+	binaryRun = regexp.MustCompile(`^"\$RUNNER_TEMP/exe-expo-actions/exe-expo-action" ([a-z-]+)( [a-z]+)?$`)
 	inputRef  = regexp.MustCompile(`inputs\.([a-z-]+)`)
 	outputRef = regexp.MustCompile(`steps\.([a-z-]+)\.outputs\.([a-z-]+)`)
 )
 
-// rootStep is a step of the root action that runs the main of actions/<name>.
+// rootStep is a step of the root action that runs the step of actions/<name>.
 type rootStep struct {
 	step   stepYAML
 	name   string
 	action actionYAML
-	// plain: the main runs without arguments, so its outputs are the action's outputs.
+	// plain: the step runs with no argument after its name, so its outputs are the action's.
 	plain bool
 }
 
 // TestRootAction holds the root action.yml to the actions it strings together: it builds
-// every main it runs, gives each step only inputs that action declares (and every one it
-// requires), reads only inputs the root declares and outputs of earlier steps that exist.
+// the one main it runs every step with, gives each step only inputs that action declares
+// (and every one it requires), reads only inputs the root declares and outputs of earlier
+// steps that exist.
 func TestRootAction(t *testing.T) {
 	path := filepath.Join(repoRoot, "action.yml")
 	root := readAction(t, path)
@@ -298,11 +301,14 @@ func TestRootAction(t *testing.T) {
 		}
 		m := binaryRun.FindStringSubmatch(st.Run)
 		if m == nil {
+			assert.NotContains(t, st.Run, "exe-expo-actions/", "step %q runs a main other than exe-expo-action STEP", st.Name)
 			continue
 		}
 		rs := rootStep{step: st, name: m[1], plain: m[2] == "",
 			action: readAction(t, filepath.Join(repoRoot, "actions", m[1], "action.yml"))}
-		assert.Contains(t, build, " ./actions/"+rs.name, "the build step does not build the %s main the root runs", rs.name)
+		assert.Equal(t, `go build -C "$GITHUB_ACTION_PATH" -o "$RUNNER_TEMP/exe-expo-actions/exe-expo-action" ./cmd/exe-expo-action`, build,
+			"the build step does not build the main the root runs %s with", rs.name)
+		assert.Contains(t, steps, rs.name, "exe-expo-action has no step %s", rs.name)
 		checkGiven(t, rs)
 		if st.ID != "" {
 			earlier[st.ID] = rs
@@ -337,7 +343,7 @@ func checkGiven(t *testing.T, rs rootStep) {
 }
 
 // checkRefs: every inputs.X a step reads is a root input, and every steps.S.outputs.O is
-// an earlier step's output that its action declares (or, for a main run with an
+// an earlier step's output that its action declares (or, for a step run with an
 // argument, at least an earlier step).
 func checkRefs(t *testing.T, root actionYAML, earlier map[string]rootStep, st stepYAML) {
 	t.Helper()

@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
 // checkArgs is the `exe-expo smoke|gate OUT` command line of the smoke and gate actions.
@@ -27,7 +28,8 @@ func checkArgs(e Env, command string) ([]string, error) {
 
 // Smoke runs `exe-expo smoke` on an export folder: the size check of every file and a smoke
 // run where the x86 runner runs it. Outputs: passed ("true"/"false") and files (the .pte
-// files whose reports have no blocker, relative to out, as JSON), from the command's result.
+// files whose reports have no blocker, relative to out, as JSON) and failed (the windows
+// refused, with file and reason: what an fp32 fallback rebuilds), from the command's result.
 func Smoke(e Env) int { return runCheck(e, "smoke") }
 
 // Gate runs `exe-expo gate` on an export folder against its fp32 source (a folder, or a Hub
@@ -45,12 +47,13 @@ func runCheck(e Env, command string, secrets ...secret) int {
 		return e.fail(command, cli.ExitFailed, "%v", err)
 	}
 	r := e.cli(args, true)
-	passed := []string{}
+	passed, failed := []string{}, []result.Failed{}
 	if o := r.outputs(); o != nil {
-		passed = nonNil(o.Files)
+		passed, failed = nonNil(o.Files), nonNil(o.Failed)
 	}
 	e.GH.SetOutput("passed", strconv.FormatBool(r.code == cli.ExitOK && r.res != nil))
 	e.GH.SetOutput("files", jsonOf(passed))
+	e.GH.SetOutput("failed", jsonOf(failed))
 	if r.code == cli.ExitOK && r.res == nil {
 		return e.fail(command, cli.ExitFailed, "%s", r.reason())
 	}

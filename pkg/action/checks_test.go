@@ -49,19 +49,21 @@ func TestChecks(t *testing.T) {
 		log           string
 	}{
 		{"smoke passed", "smoke", fakeCLI{stdout: "xnnpack/export-report-2k.json: passed\n", outputs: result.Outputs{Files: []string{"xnnpack/m-2k.pte", "xnnpack/m-4k.pte"}}}, 0,
-			map[string]string{"passed": "true", "files": `["xnnpack/m-2k.pte","xnnpack/m-4k.pte"]`},
+			map[string]string{"passed": "true", "files": `["xnnpack/m-2k.pte","xnnpack/m-4k.pte"]`, "failed": `[]`},
 			"xnnpack/export-report-2k.json: passed\n"},
-		{"smoke blocked one window", "smoke", fakeCLI{code: 2, outputs: result.Outputs{Files: []string{"xnnpack/m-2k.pte"}},
+		{"smoke blocked one window", "smoke", fakeCLI{code: 2, outputs: result.Outputs{Files: []string{"xnnpack/m-2k.pte"},
+			Failed: []result.Failed{{Window: 4096, File: "xnnpack/m-4k.pte", QMode: "8da4w", Reason: "smoke test failed: the reply does not name Paris"}}},
 			reason: "smoke: 1 of 2 file(s) cannot be published: xnnpack/export-report-4k.json: smoke test failed: the reply does not name Paris"}, 2,
-			map[string]string{"passed": "false", "files": `["xnnpack/m-2k.pte"]`},
+			map[string]string{"passed": "false", "files": `["xnnpack/m-2k.pte"]`,
+				"failed": `[{"window":4096,"file":"xnnpack/m-4k.pte","qmode":"8da4w","reason":"smoke test failed: the reply does not name Paris"}]`},
 			"::error title=smoke::smoke: 1 of 2 file(s) cannot be published: xnnpack/export-report-4k.json: smoke test failed: the reply does not name Paris\n"},
 		{"smoke on a folder without reports", "smoke", fakeCLI{code: 2, stderr: "noise\n", reason: "smoke: out holds no export report"}, 2,
-			map[string]string{"passed": "false", "files": `[]`},
+			map[string]string{"passed": "false", "files": `[]`, "failed": `[]`},
 			"::error title=smoke::smoke: out holds no export report\n"},
 		{"gate passed", "gate", fakeCLI{outputs: result.Outputs{Files: []string{"vulkan/m-2k.pte", "xnnpack/m-2k.pte"}}}, 0,
-			map[string]string{"passed": "true", "files": `["vulkan/m-2k.pte","xnnpack/m-2k.pte"]`}, ""},
+			map[string]string{"passed": "true", "files": `["vulkan/m-2k.pte","xnnpack/m-2k.pte"]`, "failed": `[]`}, ""},
 		{"gate left no result", "gate", fakeCLI{noResult: true}, 2,
-			map[string]string{"passed": "false", "files": `[]`}, "::error title=gate::exe-expo exited with code 0 and left no result to say why"},
+			map[string]string{"passed": "false", "files": `[]`, "failed": `[]`}, "::error title=gate::exe-expo exited with code 0 and left no result to say why"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStep(t, map[string]string{"out": t.TempDir(), "source": "fp32"})

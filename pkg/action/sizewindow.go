@@ -38,7 +38,7 @@ func SizeWindow(e Env) int {
 	}
 	args := flags([]string{"plan", model, "--backend", backendName, "--json"},
 		"--revision", e.GH.GetInput("revision"), "--config", e.GH.GetInput("config"),
-		"--contexts", e.GH.GetInput("contexts"), "--socs", e.GH.GetInput("socs"))
+		"--contexts", e.GH.GetInput("contexts"), "--socs", e.GH.GetInput("socs"), "--fallback", e.GH.GetInput("fallback"))
 	r := e.cli(args, false)
 	if r.code != cli.ExitOK || r.res == nil {
 		return e.fail(sizeWindow, failCode(r), "%s", r.reason())

@@ -174,3 +174,38 @@ func TestSizeWindowVerdicts(t *testing.T) {
 		})
 	}
 }
+
+// TestSizeWindowPlansTheFallback runs the real CLI offline with a gate result: the windows
+// the gate refused are planned with the fp32 recipe, the one whose fp32 file fits the phone
+// as a window to build (Qwen3-0.6B at 2k), the one that does not as skipped with why.
+func TestSizeWindowPlansTheFallback(t *testing.T) {
+	t.Setenv("EXE_EXPO_OFFLINE", "1")
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "cli-summary"))
+	gate := result.New("gate")
+	gate.Outputs.Failed = []result.Failed{
+		{Window: 2048, File: "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte", QMode: "8da4w-gptq", Reason: "decision gate failed: 3 of 12 rows agree"},
+		{Window: 32768, File: "xnnpack/Qwen3-0.6B-8da4w-gptq-32k.pte", QMode: "8da4w-gptq", Reason: "decision gate failed: 3 of 12 rows agree"},
+	}
+	gate.Finish(cli.ExitFailed)
+	path := filepath.Join(t.TempDir(), "gate.json")
+	require.NoError(t, result.Write(path, gate))
+
+	s := newStep(t, map[string]string{"model-id": "Qwen/Qwen3-0.6B", "backend": "xnnpack", "fallback": path})
+	code := SizeWindow(s.envWith(RunCLI))
+	require.Equal(t, cli.ExitOK, code, "log: %s\nstderr: %s", s.log.String(), s.stderr.String())
+	out := s.outputs(t)
+	var windows []result.Window
+	var skipped []result.Skipped
+	require.NoError(t, json.Unmarshal([]byte(out["windows"]), &windows))
+	require.NoError(t, json.Unmarshal([]byte(out["skipped"]), &skipped))
+	require.Len(t, windows, 1)
+	assert.Equal(t, 2048, windows[0].Window)
+	assert.NotEmpty(t, windows[0].Runner)
+	require.Len(t, skipped, 1)
+	assert.Equal(t, 32768, skipped[0].Window)
+	assert.Contains(t, skipped[0].Reason, "its 8da4w-gptq file failed the checks (decision gate failed: 3 of 12 rows agree) and the fp32 fallback would need ")
+
+	s = newStep(t, map[string]string{"model-id": "Qwen/Qwen3-0.6B", "backend": "vulkan", "fallback": path})
+	assert.Equal(t, cli.ExitFailed, SizeWindow(s.envWith(RunCLI)), "a backend without fp32 rows cannot fall back")
+}

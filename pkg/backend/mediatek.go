@@ -30,7 +30,7 @@ var MediaTek = &Backend{
 		if err != nil {
 			return err.Error()
 		}
-		ft, err := model.FeaturesOf(src.Config)
+		ft, err := src.Config.Features()
 		if err != nil { // MediaTekPlan has read them already
 			return err.Error()
 		}
@@ -40,7 +40,7 @@ var MediaTek = &Backend{
 	Estimate:     mediatekEstimate,
 	Describe: func(cfg *config.Config, src *model.Source) (Description, error) {
 		mt := cfg.Export.MediaTek
-		mp, err := family.MediaTekPlan(family.ByArchitecture(src.Config.Architectures()), src.Config, mt.MaxChunks)
+		mp, err := family.MediaTekPlan(family.Of(src.Config), src.Config, mt.MaxChunks)
 		if err != nil {
 			return Description{}, err
 		}
@@ -95,7 +95,7 @@ var MediaTek = &Backend{
 
 func mediatekEstimate(cfg *config.Config, src *model.Source, m sizing.Model, _ string, w int) (Size, error) {
 	mt := cfg.Export.MediaTek
-	mp, err := family.MediaTekPlan(family.ByArchitecture(src.Config.Architectures()), src.Config, mt.MaxChunks)
+	mp, err := family.MediaTekPlan(family.Of(src.Config), src.Config, mt.MaxChunks)
 	if err != nil {
 		return Size{}, err
 	}

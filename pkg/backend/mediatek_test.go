@@ -39,7 +39,7 @@ func TestMediaTekLFM2NeedsTheOverlay(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := mustLoad(t, "LiquidAI/LFM2-1.2B")
 			if tc.kernel != nil {
-				src.Config.Text["conv_L_cache"] = tc.kernel
+				src.Config.Edit(func(text map[string]any) { text["conv_L_cache"] = tc.kernel })
 			}
 			assert.Equal(t, tc.refusal, backend.MediaTek.Support(cfg, src, family.ByKey("lfm2")))
 			v := backend.Evaluate(cfg, src).Backend("mediatek")

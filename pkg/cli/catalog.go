@@ -9,11 +9,10 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/catalog"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/hub"
 )
 
-func init() {
-	register(Command{
+func catalogCommand() Command {
+	return Command{
 		Name:    "catalog",
 		Summary: "print the output org's catalog of published files, check it against the model repos, or rebuild it from them",
 		Usage:   "[--check] [--rebuild] [--json] [--config DIR]",
@@ -32,7 +31,7 @@ func init() {
 				return runCatalog(env, *cfgDir, *check, *rebuild, *asJSON)
 			}
 		},
-	})
+	}
 }
 
 func runCatalog(env Env, cfgDir string, check, rebuild, asJSON bool) int {
@@ -41,7 +40,7 @@ func runCatalog(env Env, cfgDir string, check, rebuild, asJSON bool) int {
 	if err != nil {
 		return env.failf(ExitFailed, "catalog: %v", err)
 	}
-	c := hub.New(hub.Options{UserAgent: "exe-expo"})
+	c := env.Hub
 	repo := cfg.Hub.Catalog()
 	if rebuild {
 		if !c.Authenticated() {

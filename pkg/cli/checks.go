@@ -18,19 +18,22 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/verify"
 )
 
-func init() {
-	register(Command{
+func smokeCommand() Command {
+	return Command{
 		Name:    "smoke",
 		Summary: "check an export folder's files before publish: size against the estimate, and a smoke run where the x86 runner runs them",
 		Usage:   "OUT [--backend B] [--source DIR] [--python P]",
 		Flags:   smokeFlags,
-	})
-	register(Command{
+	}
+}
+
+func gateCommand() Command {
+	return Command{
 		Name:    "gate",
 		Summary: "grade an export folder's files against their fp32 source on the decision gate's prompts",
 		Usage:   "OUT --source DIR|MODEL_ID [--revision R] [--work DIR] [--backend B] [--reference gate.json] [--python P]",
 		Flags:   gateFlags,
-	})
+	}
 }
 
 // checkOpts are the flags smoke and gate share.
@@ -59,7 +62,7 @@ func smokeFlags(fs *flag.FlagSet) func(Env, []string) int {
 		if err := drivers.CheckPython(env.Ctx, o.python, smokeNeeds...); err != nil {
 			return env.failf(ExitFailed, "smoke: %v", err)
 		}
-		return checkReports(env, "smoke", paths, func(path string) (*report.Report, error) {
+		return checkReports(env, "smoke", args[0], paths, func(path string) (*report.Report, error) {
 			return verify.Smoke(env.Ctx, drivers.Runner{Python: o.python, Log: env.Stderr}, args[0], o.source, path)
 		})
 	}
@@ -105,7 +108,7 @@ func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
 		if err != nil {
 			return env.failf(ExitFailed, "gate: %v", err)
 		}
-		return checkReports(env, "gate", paths, func(path string) (*report.Report, error) {
+		return checkReports(env, "gate", args[0], paths, func(path string) (*report.Report, error) {
 			return g.Measure(env.Ctx, r, args[0], path, reference)
 		})
 	}
@@ -182,13 +185,16 @@ func reportsToCheck(env Env, name, out, backend string) (paths []string, code in
 
 // checkReports runs check on every report reportsToCheck found, prints each report's
 // verdicts and adds them to the step summary: exit 0 when nothing blocks publishing, 2
-// otherwise. The result lists the .pte files that passed (relative to OUT).
-func checkReports(env Env, name string, paths []string, check func(path string) (*report.Report, error)) int {
+// otherwise. The result lists the .pte files and the reports that passed, and the windows
+// refused with their file and why (relative to OUT), for the fp32 fallback.
+func checkReports(env Env, name, out string, paths []string, check func(path string) (*report.Report, error)) int {
 	var md strings.Builder
 	var blocked []string
 	for _, path := range paths {
 		rep, err := check(path)
 		if err != nil {
+			// a check that could not run refused no file: nothing may fall back on it
+			env.outputs().Failed = nil
 			return env.failf(ExitFailed, "%s: %v", name, err)
 		}
 		lines := verify.Summary(path, rep)
@@ -199,6 +205,7 @@ func checkReports(env Env, name string, paths []string, check func(path string) 
 		}
 		if b := rep.Blockers(); len(b) > 0 {
 			blocked = append(blocked, fmt.Sprintf("%s: %s", path, strings.Join(b, "; ")))
+			env.outputs().Failed = append(env.outputs().Failed, failedWindow(rep, strings.Join(b, "; ")))
 			continue
 		}
 		for _, f := range rep.Files {
@@ -206,12 +213,34 @@ func checkReports(env Env, name string, paths []string, check func(path string) 
 				env.outputs().Files = append(env.outputs().Files, f.Path)
 			}
 		}
+		if rel, err := filepath.Rel(out, path); err == nil {
+			env.outputs().Reports = append(env.outputs().Reports, filepath.ToSlash(rel))
+		}
 	}
 	stepSummary(env, "### "+name+"\n\n"+md.String())
 	if len(blocked) > 0 {
 		return env.failf(ExitFailed, "%s: %d of %d file(s) cannot be published: %s", name, len(blocked), len(paths), strings.Join(blocked, " | "))
 	}
 	return ExitOK
+}
+
+// failedWindow is a refused report's window for the result: its first .pte file, the
+// recipe's quantization and the checks' reasons.
+func failedWindow(rep *report.Report, why string) result.Failed {
+	f := result.Failed{Window: rep.Window.Context, Reason: why}
+	if rep.TargetName != "" { // a chip backend's file: Target is the chip
+		f.SoC = rep.Target
+	}
+	for _, file := range rep.Files {
+		if filepath.Ext(file.Path) == ".pte" {
+			f.File = file.Path
+			break
+		}
+	}
+	if q, ok := rep.Recipe["qmode"].(string); ok {
+		f.QMode = q
+	}
+	return f
 }
 
 // resultsDir is where the generated workflows' export jobs write their results

@@ -4,14 +4,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/pkg/export/exporttest"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
 // checkFolder is an export folder with one XNNPACK report whose file is size bytes against
@@ -26,7 +29,8 @@ func checkFolder(t *testing.T, size int) (out, path string) {
 	require.NoError(t, report.Write(path, &report.Report{Backend: "xnnpack", Tokenizer: "tokenizer.json",
 		Source:    report.Source{TotalParams: 751_632_384},
 		Estimates: report.Estimates{PTEBytesEstimate: 1000},
-		Files:     []report.File{{Path: "xnnpack/m.pte", Bytes: int64(size)}}}))
+		Window:    report.Window{Context: 2048}, Recipe: map[string]any{"qmode": "8da4w"},
+		Files: []report.File{{Path: "xnnpack/m.pte", Bytes: int64(size)}}}))
 	return out, path
 }
 
@@ -55,7 +59,8 @@ func TestSmokeCommand(t *testing.T) {
 			summary := filepath.Join(t.TempDir(), "summary.md")
 			t.Setenv("GITHUB_STEP_SUMMARY", summary)
 			out, path := checkFolder(t, tc.size)
-			code, stdout, stderr := run(t, "smoke", out, "--python", py)
+			resPath := filepath.Join(t.TempDir(), "smoke.json")
+			code, stdout, stderr := run(t, "smoke", out, "--python", py, "--result", resPath)
 			assert.Equal(t, tc.code, code, stderr)
 			streamHas(t, "stdout", stdout, tc.out)
 			rep, err := report.Read(path)
@@ -68,6 +73,17 @@ func TestSmokeCommand(t *testing.T) {
 			if tc.code != ExitOK {
 				assert.Contains(t, string(md), "not publishable: "+rep.Blockers()[0])
 			}
+			// the result lists the report that passed, or the window refused with why: what
+			// the workflow hands to publish, or to the fp32 fallback
+			res, err := result.Read(resPath)
+			require.NoError(t, err)
+			if tc.code == ExitOK {
+				assert.Equal(t, []string{"xnnpack/" + report.Name("2k")}, res.Outputs.Reports)
+				assert.Equal(t, []result.Failed{}, res.Outputs.Failed)
+				return
+			}
+			assert.Equal(t, []string{}, res.Outputs.Reports)
+			assert.Empty(t, cmp.Diff([]result.Failed{{Window: 2048, File: "xnnpack/m.pte", QMode: "8da4w", Reason: strings.Join(rep.Blockers(), "; ")}}, res.Outputs.Failed))
 		})
 	}
 }

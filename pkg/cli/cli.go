@@ -1,6 +1,7 @@
-// Package cli wires the exe-expo subcommands to the packages that do the work. Each command
-// lives in its own file and registers itself, so commands can be added without touching a
-// shared table.
+// Package cli wires the exe-expo subcommands to the packages that do the work: each command
+// maps its flags onto a library's options (export.Run, solve.Run, audit.Run, …) and prints
+// the outcome. Each command lives in its own file, and commandList names them all, so one
+// place says what the CLI offers.
 package cli
 
 import (
@@ -9,9 +10,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
+	"github.com/experimentalmachines/exe-expo/pkg/export"
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
@@ -28,12 +30,21 @@ const (
 	ExitInterrupted = result.ExitInterrupted
 )
 
-// Env is what a command may touch: its streams and the context that ends on Ctrl-C.
+// Env is what a command may touch: its streams, the context that ends on Ctrl-C, and the
+// Hub. The Hub comes through Env rather than package variables so that a test sets a
+// stand-in on the Env it runs, and no command builds a client of its own.
 type Env struct {
 	Ctx    context.Context
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Hub is the Hugging Face client of catalog, publish, watch and audit. Main makes it
+	// from HF_ENDPOINT and HF_TOKEN when it is nil.
+	Hub *hub.Client
+	// Fetcher reads Hub models: plan their metadata and files by range, export, solve,
+	// gate and audit their downloads. Main makes it over Hub, with download progress on
+	// Stderr, when it is nil; EXE_EXPO_OFFLINE=1 keeps plan, export, solve and gate off it.
+	Fetcher export.Fetcher
 	// res is the command's outcome, written to --result FILE when asked; nil outside Main.
 	res *result.Result
 }
@@ -68,23 +79,52 @@ type Command struct {
 	Flags func(fs *flag.FlagSet) func(env Env, args []string) int
 }
 
-var commands = map[string]Command{}
-
-// register adds a command; called from init functions in this package.
-func register(c Command) {
-	if _, dup := commands[c.Name]; dup {
-		panic("cli: command registered twice: " + c.Name)
+// commandList is every command the CLI offers, in the order help lists them: one place
+// to read what exe-expo does, rather than registrations spread over the files' init
+// functions.
+func commandList() []Command {
+	return []Command{
+		auditCommand(),
+		catalogCommand(),
+		costsCommand(),
+		exportCommand(),
+		gateCommand(),
+		inspectCommand(),
+		planCommand(),
+		publishCommand(),
+		smokeCommand(),
+		solveCommand(),
+		versionCommand(),
+		watchCommand(),
 	}
-	commands[c.Name] = c
+}
+
+// commands finds a command of commandList by name.
+var commands = byName(commandList())
+
+func byName(list []Command) map[string]Command {
+	m := make(map[string]Command, len(list))
+	for _, c := range list {
+		if _, dup := m[c.Name]; dup {
+			panic("cli: command listed twice: " + c.Name)
+		}
+		m[c.Name] = c
+	}
+	return m
 }
 
 // Main runs the CLI with args (without the program name) and returns the exit code. What
 // the user asked for (help, a version) goes to stdout with exit 0; a mistake (no command,
 // an unknown one, a bad flag) goes to stderr with exit 2, so scripts can tell them apart.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	return mainWith(Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr}, args)
+}
+
+// mainWith is Main on env, whose Hub and Fetcher a test may set; Main sets what is unset.
+func mainWith(env Env, args []string) int {
+	env = withHub(env)
 	if len(args) == 0 {
-		usage(stderr)
+		usage(env.Stderr)
 		return ExitFailed
 	}
 	switch args[0] {
@@ -101,7 +141,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	resultPath := resultFlag(fs)
 	if err := fs.Parse(interleave(fs, args[1:])); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			printUsage(fs, c, stdout)
+			printUsage(fs, c, env.Stdout)
 			return ExitOK
 		}
 		// The parse stopped at the mistake, maybe before --result: look for it in the words.
@@ -252,13 +292,8 @@ func interleave(fs *flag.FlagSet, args []string) []string {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "exe-expo exports small open-weight LLMs from Hugging Face to ExecuTorch .pte files.")
 	fmt.Fprintln(w, "\nUsage: exe-expo <command> [flags] [arguments]\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].Summary)
+	for _, c := range commandList() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.Name, c.Summary)
 	}
 	fmt.Fprintln(w, "\nRun 'exe-expo help <command>' or 'exe-expo <command> --help' for a command's flags.")
 	fmt.Fprintln(w, "Exit codes: 0 done, 2 failed, 3 not eligible (plan), 4 skipped (this host cannot build the window), 130 interrupted.")

@@ -11,8 +11,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 )
 
-func init() {
-	register(Command{
+func costsCommand() Command {
+	return Command{
 		Name:    "costs",
 		Summary: "fit the export-time table plan costs runs with, from pipeline.yaml's measurements and the export reports under OUT folders",
 		Usage:   "[OUT...] [--config DIR]",
@@ -20,7 +20,7 @@ func init() {
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
 			return func(env Env, args []string) int { return runCosts(env, *cfgDir, args) }
 		},
-	})
+	}
 }
 
 // runCosts prints each backend's fit, then the export_times entries (the configuration's

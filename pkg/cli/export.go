@@ -20,8 +20,8 @@ import (
 // newFetcher builds the Hub downloader export uses; nil means local folders only.
 var newFetcher = func(env Env) (export.Fetcher, error) { return nil, nil }
 
-func init() {
-	register(Command{
+func exportCommand() Command {
+	return Command{
 		Name:    "export",
 		Summary: "export one model to one backend at one window (and chip), with its report",
 		Usage:   "--backend " + strings.Join(exportable(), "|") + " MODEL --out DIR --work DIR [--context N] [--soc CHIP] [--codes FILE] [--revision R]",
@@ -32,6 +32,7 @@ func init() {
 			fs.StringVar(&o.SoC, "soc", "", "target chip, required for qnn and mediatek: one of export.qnn.socs or export.mediatek.socs in pipeline.yaml")
 			fs.StringVar(&o.Codes, "codes", "", "GPTQ codes file from the solve job, "+words(backend.LLMNames(), "and")+" only (default: round to nearest)")
 			fs.StringVar(&o.QMode, "qmode", "", "override the "+words(backend.LLMNames(), "or")+" recipe's qmode: fp32 builds the unquantized reference")
+			fs.StringVar(&o.Fallback, "fallback", "", "a gate (or smoke) --result file that refused this window's quantized file: build the window in fp32 instead, saying so in the report")
 			fs.StringVar(&o.ID, "id", "", "the Hub id a local MODEL folder holds (names the output repo; the QNN registry goes by it)")
 			fs.StringVar(&o.Revision, "revision", "main", "Hub revision")
 			fs.StringVar(&o.Out, "out", "out", "folder that receives the published layout (backend folders, tokenizer, reports)")
@@ -62,7 +63,7 @@ func init() {
 				return runExport(env, o)
 			}
 		},
-	})
+	}
 }
 
 // exportFlags are the flags that set each export option. Export's refusals name options
@@ -71,7 +72,7 @@ var exportFlags = map[export.Field]string{
 	export.FieldModel: "MODEL", export.FieldID: "--id", export.FieldBackend: "--backend", export.FieldSoC: "--soc",
 	export.FieldWindow: "--context", export.FieldQMode: "--qmode", export.FieldCodes: "--codes", export.FieldTimeout: "--timeout",
 	export.FieldPython: "--python", export.FieldMTKPython: "--mtk-python", export.FieldExecuTorch: "--executorch",
-	export.FieldOut: "--out", export.FieldWork: "--work",
+	export.FieldOut: "--out", export.FieldWork: "--work", export.FieldFallback: "--fallback",
 }
 
 // flagName is the command line's name for an export option; a field without a flag keeps

@@ -13,24 +13,42 @@ import (
 // export refuses a Hub id at once; neither opens a connection.
 func offline() bool { return os.Getenv("EXE_EXPO_OFFLINE") == "1" }
 
-func hubSource(env Env) source.Hub {
-	c := hub.New(hub.Options{UserAgent: "exe-expo"})
-	return source.Hub{Client: c, Progress: func(format string, args ...any) {
-		fmt.Fprintf(env.Stderr, "exe-expo: "+format+"\n", args...)
-	}}
+// withHub sets env's Hub client and Fetcher where they are unset: the real Hub, with one
+// progress line per downloaded file on Stderr.
+func withHub(env Env) Env {
+	if env.Hub == nil {
+		env.Hub = hub.New(hub.Options{UserAgent: "exe-expo"})
+	}
+	if env.Fetcher == nil {
+		stderr := env.Stderr
+		env.Fetcher = source.Hub{Client: env.Hub, Progress: func(format string, args ...any) {
+			fmt.Fprintf(stderr, "exe-expo: "+format+"\n", args...)
+		}}
+	}
+	return env
 }
 
+// hubReader is what plan reads Hub models with; none under EXE_EXPO_OFFLINE=1, so that the
+// plan comes from the snapshot without a dial.
+func (env Env) hubReader() source.HubReader {
+	if offline() {
+		return nil
+	}
+	return env.Fetcher
+}
+
+// fetcher is what export, solve and gate download Hub models with; under
+// EXE_EXPO_OFFLINE=1 one that refuses every Hub id, without a dial.
+func (env Env) fetcher() export.Fetcher {
+	if offline() {
+		return source.Offline{Why: "EXE_EXPO_OFFLINE=1"} // nothing dials
+	}
+	return env.Fetcher
+}
+
+// plan.go, export.go and checks.go still call newHub and newFetcher; these go once they
+// call env.hubReader and env.fetcher.
 func init() {
-	newHub = func(env Env) (source.HubReader, error) {
-		if offline() {
-			return nil, nil
-		}
-		return hubSource(env), nil
-	}
-	newFetcher = func(env Env) (export.Fetcher, error) {
-		if offline() {
-			return source.Offline{Why: "EXE_EXPO_OFFLINE=1"}, nil // nothing dials
-		}
-		return hubSource(env), nil
-	}
+	newHub = func(env Env) (source.HubReader, error) { return env.hubReader(), nil }
+	newFetcher = func(env Env) (export.Fetcher, error) { return env.fetcher(), nil }
 }

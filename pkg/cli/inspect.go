@@ -19,13 +19,13 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
 
-func init() {
-	register(Command{
+func inspectCommand() Command {
+	return Command{
 		Name:    "inspect",
 		Summary: "show what a .pte holds: methods, their backends, metadata values, segments; optionally check its structure",
 		Usage:   "FILE.pte [--json] [--backend B [--max-seq-len N] [--max-context-len N] [--bos ID] [--eos IDS] [--qnn-mode M] [--mtk-exp E ...]]",
 		Flags:   inspectFlags,
-	})
+	}
 }
 
 type inspectOpts struct {

@@ -4,20 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
 	"github.com/experimentalmachines/exe-expo/pkg/result"
-	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// update rewrites the golden files: go test ./pkg/cli -run Inspect -update
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func inspect(t *testing.T, args ...string) (string, string, int) {
 	t.Helper()
@@ -87,21 +83,9 @@ func TestInspectGolden(t *testing.T) {
 		t.Run(tc.golden, func(t *testing.T) {
 			out, errOut, code := inspect(t, append([]string{files[tc.file]}, tc.args...)...)
 			assert.Equal(t, tc.code, code, "stderr %q", errOut)
-			golden(t, filepath.Join("testdata", "inspect", tc.golden), out)
+			golden.Check(t, filepath.Join("testdata", "inspect", tc.golden), []byte(out))
 		})
 	}
-}
-
-func golden(t *testing.T, path, got string) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "run with -update to create it")
-	assert.Empty(t, cmp.Diff(string(want), got), "%s differs (-want +got)", path)
 }
 
 // TestInspectJSONValues decodes the JSON output and checks the values a caller reads.

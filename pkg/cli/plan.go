@@ -11,6 +11,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
+	"github.com/experimentalmachines/exe-expo/pkg/result"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
@@ -18,8 +19,8 @@ import (
 // Hub client package can plug itself in (and tests can point it at a local server).
 var newHub = func(env Env) (source.HubReader, error) { return nil, nil }
 
-func init() {
-	register(Command{
+func planCommand() Command {
+	return Command{
 		Name:    "plan",
 		Summary: "say whether a model can be exported, to which backends, and what every window costs",
 		Usage:   "MODEL [--id ORG/NAME] [--revision R] [--backend B] [--json] [--config DIR]",
@@ -31,6 +32,7 @@ func init() {
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
 			contexts := fs.String("contexts", "", "with --backend: the windows to build, in tokens, separated by commas (default: all of the backend's)")
 			socs := fs.String("socs", "", "with --backend qnn or mediatek: the chips to build for, separated by commas (default: pipeline.yaml's)")
+			fallback := fs.String("fallback", "", "with --backend: plan the fp32 fallback of the windows whose file the checks refused, as this gate (or smoke) --result file lists them")
 			return func(env Env, args []string) int {
 				if len(args) != 1 {
 					return env.failf(ExitFailed, "plan: give exactly one MODEL: a Hub id such as Qwen/Qwen3-1.7B or a local folder holding config.json")
@@ -41,18 +43,23 @@ func init() {
 				if *only == "" && (*contexts != "" || *socs != "") {
 					return env.failf(ExitFailed, "plan: --contexts and --socs pick the windows and chips of one backend; give it with --backend")
 				}
+				if *fallback != "" && (*only == "" || *contexts != "") {
+					return env.failf(ExitFailed, "plan: --fallback plans one backend's fp32 windows from the failed windows of its gate result; give the backend with --backend, and no --contexts")
+				}
 				return runPlan(env, planRequest{ref: args[0], id: *id, revision: *revision, backend: *only, cfgDir: *cfgDir, asJSON: *asJSON,
-					contexts: *contexts, socs: *socs})
+					contexts: *contexts, socs: *socs, fallback: *fallback})
 			}
 		},
-	})
+	}
 }
 
 // planRequest is one plan command line.
 type planRequest struct {
 	ref, id, revision, backend, cfgDir string
 	contexts, socs                     string
-	asJSON                             bool
+	// fallback is a smoke or gate result whose failed windows the plan rebuilds in fp32.
+	fallback string
+	asJSON   bool
 }
 
 func runPlan(env Env, r planRequest) int {
@@ -74,7 +81,7 @@ func runPlan(env Env, r planRequest) int {
 	code, reason := p.Decision(r.backend)
 	var sel plan.Selection
 	if code == ExitOK && r.backend != "" {
-		if sel, err = p.Select(r.backend, r.contexts, r.socs); err != nil {
+		if sel, err = selectWindows(p, r); err != nil {
 			return env.failf(ExitFailed, "plan: %v", err)
 		}
 		o := env.outputs()
@@ -115,4 +122,29 @@ func openPlanModel(env Env, r planRequest, hub source.HubReader) (*model.Source,
 		return nil, false, fmt.Errorf("--id %q is not a Hugging Face model id (org/name)", bad.ID)
 	}
 	return src, false, err
+}
+
+// selectWindows is what the backend's export jobs build: the windows asked for, or with
+// --fallback the fp32 windows of those the checks refused.
+func selectWindows(p *plan.Plan, r planRequest) (plan.Selection, error) {
+	if r.fallback == "" {
+		return p.Select(r.backend, r.contexts, r.socs)
+	}
+	failed, err := failedWindows(r.fallback)
+	if err != nil {
+		return plan.Selection{}, err
+	}
+	return p.SelectFallback(r.backend, failed)
+}
+
+// failedWindows reads the windows a smoke or gate --result file lists as refused.
+func failedWindows(path string) ([]result.Failed, error) {
+	res, err := result.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if res.Command != "gate" && res.Command != "smoke" {
+		return nil, fmt.Errorf("%s is the result of exe-expo %s; --fallback takes the result of gate or smoke, whose failed windows it rebuilds", path, res.Command)
+	}
+	return res.Outputs.Failed, nil
 }

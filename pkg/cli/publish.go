@@ -18,8 +18,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/result"
 )
 
-func init() {
-	register(Command{
+func publishCommand() Command {
+	return Command{
 		Name:    "publish",
 		Summary: "publish exported windows to the model's Hugging Face repo (one commit per window)",
 		Usage:   "REPORT_DIR [--backend " + strings.Join(backend.NamesOf(backend.Exportable()), "|") + "] [--context N] [--repo ORG/NAME] [--dry-run] [--release] [--config DIR]",
@@ -49,7 +49,7 @@ func init() {
 				return runPublish(env, publishRun{dir: args[0], backend: *backendName, window: *window, repo: *repo, dry: *dry, release: *rel, cfgDir: *cfgDir})
 			}
 		},
-	})
+	}
 }
 
 // publishRun is what the command line asked publish for.
@@ -82,7 +82,7 @@ func runPublish(env Env, o publishRun) int {
 		}
 		wins = append(wins, w)
 	}
-	c := hub.New(hub.Options{UserAgent: "exe-expo"})
+	c := env.Hub
 	if !o.dry && !c.Authenticated() {
 		return env.failf(ExitFailed, "publish: no Hub token: set HF_TOKEN to a token that can write to the output repo")
 	}

@@ -16,8 +16,8 @@ import (
 //	go build -ldflags "-X github.com/experimentalmachines/exe-expo/pkg/cli.version=v1.2.0" ./cmd/exe-expo
 var version string
 
-func init() {
-	register(Command{
+func versionCommand() Command {
+	return Command{
 		Name:    "version",
 		Summary: "print the exe-expo version, the commit it was built from and the ExecuTorch it targets",
 		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
@@ -36,7 +36,7 @@ func init() {
 				return ExitOK
 			}
 		},
-	})
+	}
 }
 
 // buildVersion is what the binary knows about its own build.

@@ -20,8 +20,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/watch"
 )
 
-func init() {
-	register(Command{
+func watchCommand() Command {
+	return Command{
 		Name:    "watch",
 		Summary: "check the watched Hugging Face orgs for new models and dispatch their exports, one backend after the other",
 		Usage:   "--state FILE [--state-branch BRANCH] [--backfill ID,ID] [--dry-run] [--requeue] [--summary FILE] [--repo OWNER/NAME] [--ref BRANCH] [--config DIR]",
@@ -55,7 +55,7 @@ func init() {
 				return runWatch(env, r)
 			}
 		},
-	})
+	}
 }
 
 // watchRequest is one watch command line.
@@ -114,7 +114,7 @@ func runWatch(env Env, r watchRequest) int {
 	if r.branch != "" {
 		store = &watch.BranchStore{GitHub: gh, Branch: r.branch, Path: r.state}
 	}
-	sum, err := watchPass(env.Ctx, cfg, gh, store, r.opts)
+	sum, err := watchPass(env.Ctx, env.Hub, cfg, gh, store, r.opts)
 	if err != nil {
 		return fail(err)
 	}
@@ -141,12 +141,11 @@ func runWatch(env Env, r watchRequest) int {
 
 // watchPass loads the state and runs the watcher once over the Hub and the repository's
 // export workflows, one stage per exportable backend in plan order.
-func watchPass(ctx context.Context, cfg *config.Config, gh *watch.GitHub, store watch.Store, opts watch.Options) (*watch.Summary, error) {
+func watchPass(ctx context.Context, client *hub.Client, cfg *config.Config, gh *watch.GitHub, store watch.Store, opts watch.Options) (*watch.Summary, error) {
 	state, err := store.Load(ctx)
 	if err != nil {
 		return nil, err
 	}
-	client := hub.New(hub.Options{UserAgent: "exe-expo"})
 	var stages []watch.Stage
 	for _, b := range backend.Exportable() {
 		// the generator writes one export workflow per exportable backend under this name

@@ -27,6 +27,10 @@ type Gate struct {
 	FidelityText   string `yaml:"fidelity_text"`
 	FidelityTokens int    `yaml:"fidelity_tokens"`
 	FidelityTopK   int    `yaml:"fidelity_top_k"`
+	// MaxMeanKL grades the fidelity text too: a file whose mean KL against fp32 is above it
+	// fails the gate. 0 (the default) records the figure without grading it, as the
+	// reference's gate does; a stricter pipeline sets it.
+	MaxMeanKL float64 `yaml:"max_mean_kl"`
 }
 
 // Bounds of the fidelity settings: enough positions for a mean, few enough that every
@@ -73,4 +77,5 @@ func (c *Config) validateGate(v *validator) {
 		v.check(g.FidelityTokens <= w, "gate.fidelity_tokens", "%d is more than the %d-token window can hold", g.FidelityTokens, w)
 	}
 	v.check(g.FidelityTopK >= 1 && g.FidelityTopK <= MaxFidelityTopK, "gate.fidelity_top_k", "%d is outside 1 to %d", g.FidelityTopK, MaxFidelityTopK)
+	v.check(g.MaxMeanKL >= 0, "gate.max_mean_kl", "%g is negative: give a limit in nats, or 0 to record the mean KL without grading it", g.MaxMeanKL)
 }

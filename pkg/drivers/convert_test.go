@@ -1,18 +1,16 @@
 package drivers
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
+)
 
 // hfNames lists the tensor names a family's HF checkpoint carries for the given layers.
 func hfNames(family string, layers int, lmHead bool, lfmTypes []string) []string {
@@ -54,27 +52,6 @@ func hfNames(family string, layers int, lmHead bool, lfmTypes []string) []string
 	return names
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden %s (run go test -update): %v", path, err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("plan differs from %s (go test -update rewrites it)\n got: %s", path, got)
-	}
-}
-
 func planJSON(t *testing.T, c Convert) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(c, "", "  ")
@@ -110,7 +87,7 @@ func TestPlanConvertGolden(t *testing.T) {
 			if len(c.Tensors) != len(tc.arch.Tensors) {
 				t.Errorf("plan has %d rules for %d tensors", len(c.Tensors), len(tc.arch.Tensors))
 			}
-			golden(t, "plans/"+tc.name+".json", planJSON(t, c))
+			golden.Check(t, filepath.Join("testdata", "plans", tc.name+".json"), planJSON(t, c))
 		})
 	}
 }
@@ -200,7 +177,7 @@ func TestPlanConvertRealQwen3Index(t *testing.T) {
 		t.Errorf("tie %+v, expect %d tensors; want no tie and 311", c.Tie, c.ExpectTensors)
 	}
 	c.Shards = []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}
-	golden(t, "plans/qwen3-1.7b.json", planJSON(t, c))
+	golden.Check(t, filepath.Join("testdata", "plans", "qwen3-1.7b.json"), planJSON(t, c))
 }
 
 func TestPlanConvertErrors(t *testing.T) {

@@ -62,6 +62,7 @@ func (o *Options) newReport(src *model.Source, v *family.Verdict, r *recipe.Reci
 	if o.RunURL != "" {
 		rep.Run = &report.Run{URL: o.RunURL, ID: o.RunID}
 	}
+	rep.Fallback = o.fallback
 	return rep
 }
 
@@ -224,11 +225,11 @@ func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Reci
 		}
 	}
 	sort.Strings(names) // a refusal names the same tensor every run
-	a, err := model.ArchOf(src.Config)
+	a, err := src.Config.Arch()
 	if err != nil {
 		return err
 	}
-	fam := family.ByArchitecture(src.Config.Architectures())
+	fam := family.Of(src.Config)
 	conv, err := drivers.PlanConvert(drivers.Arch{
 		Family: fam.Key, Layers: int(a.Layers), Heads: int(a.Heads), KVHeads: int(a.KVHeads),
 		TiedEmbeddings: a.Tied, Tensors: names,

@@ -91,12 +91,12 @@ func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, r *rec
 	if err := o.convert(ctx, src, r, &report.Report{}); err != nil {
 		return nil, err
 	}
-	a, err := model.ArchOf(src.Config)
+	a, err := src.Config.Arch()
 	if err != nil {
 		return nil, err
 	}
 	class, _ := r.Fields["model_class"].(string)
-	fam := family.ByArchitecture(src.Config.Architectures())
+	fam := family.Of(src.Config)
 	return &Checkpoint{Source: src, Dir: o.srcDir, Work: o.Work, Checkpoint: r.Checkpoint, Params: filepath.Join(o.Work, params),
 		ModelClass: class, Arch: a, LFM2: fam != nil && fam.Key == "lfm2"}, nil
 }

@@ -54,8 +54,12 @@ type Options struct {
 	SoC    string
 	QMode  string
 	Codes  string
-	Out    string
-	Work   string
+	// Fallback is a smoke or gate result (--result) that refused this window's quantized
+	// file: the export builds the window in fp32 instead, and the report says which file it
+	// replaces and why.
+	Fallback string
+	Out      string
+	Work     string
 	// KeepWork keeps the work folder (the checkpoint, the tool's files) after success.
 	KeepWork bool
 
@@ -75,6 +79,8 @@ type Options struct {
 
 	// srcDir is where the source's files are: the local folder, or work/source.
 	srcDir string
+	// fallback is what Fallback's result says of this window, once validated.
+	fallback *report.Fallback
 	// madeOut and madeWork record the folders Validate created, which a failed export
 	// removes again.
 	madeOut, madeWork bool

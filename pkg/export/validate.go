@@ -39,6 +39,7 @@ const (
 	FieldExecuTorch Field = "ExecuTorch"
 	FieldOut        Field = "Out"
 	FieldWork       Field = "Work"
+	FieldFallback   Field = "Fallback"
 )
 
 // InputError is a request the export refuses before doing any work: a missing or
@@ -79,7 +80,7 @@ func refuse(field Field, format string, args ...any) *InputError {
 // export then fails. The window's fit with the model is checked once its config.json is
 // read (checkModelWindow).
 func (o *Options) Validate() error {
-	for _, check := range []func() error{o.checkBackend, o.checkSoC, o.checkQuant, o.checkWindow, o.checkTimeout, o.checkModel, o.checkTools} {
+	for _, check := range []func() error{o.checkBackend, o.checkSoC, o.checkFallback, o.checkQuant, o.checkWindow, o.checkTimeout, o.checkModel, o.checkTools} {
 		if err := check(); err != nil {
 			return err
 		}
@@ -326,7 +327,7 @@ func (o *Options) checkModelWindow(src *model.Source) error {
 // modelLimit is the model's max_position_embeddings; 0 when its config.json has none, or
 // says something no model can (which Load refused, and the architecture read refuses).
 func modelLimit(src *model.Source) int64 {
-	f, err := model.FeaturesOf(src.Config)
+	f, err := src.Config.Features()
 	if err != nil {
 		return 0
 	}

@@ -37,7 +37,7 @@ func TestCheckpointReasons(t *testing.T) {
 
 	c, err := model.ParseConfig("org/m/config.json", []byte(`{`+dense+`}`))
 	require.NoError(t, err)
-	c.Text["attention_bias"] = "yes"
+	c.Edit(func(text map[string]any) { text["attention_bias"] = "yes" })
 	assert.Equal(t, []string{`org/m/config.json: attention_bias is "yes", not true or false`}, checkpointReasons(c, ByKey("qwen3")),
 		"a config spoiled after parsing is refused by key")
 }

@@ -31,7 +31,7 @@ func TestLFM2ConvKernel(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := snap(t, "LiquidAI/LFM2.5-1.2B-Base")
-			tc.spoil(src.Config.Text)
+			src.Config.Edit(tc.spoil)
 			p, err := family.XNNPACKPlan(family.ByKey("lfm2"), src.Config)
 			if tc.refuse != "" {
 				require.Error(t, err)

@@ -126,10 +126,7 @@ type BackendRule struct {
 // loaded source model; a model no backend takes is not eligible.
 func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Verdict {
 	v := &Verdict{ModelID: src.ID, SHA: src.SHA, Reasons: []string{}}
-	var fam *Family
-	if src.Config != nil {
-		fam = ByArchitecture(src.Config.Architectures())
-	}
+	fam := Of(src.Config)
 	if fam != nil {
 		v.Family = fam.Key
 	}
@@ -166,7 +163,7 @@ func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Ve
 
 // checkpointReasons refuses what the config shows: MoE, multimodal, pre-quantized, unknown.
 func checkpointReasons(c *model.Config, fam *Family) []string {
-	ft, err := model.FeaturesOf(c)
+	ft, err := c.Features()
 	if err != nil {
 		return []string{err.Error()}
 	}

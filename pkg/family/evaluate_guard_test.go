@@ -18,7 +18,9 @@ func TestEligibleNeedsABackend(t *testing.T) {
 	before := backend.Evaluate(c, src)
 	require.True(t, before.Eligible, "precondition: Qwen3-4B is eligible as published; reasons %q", before.Reasons)
 
-	src.Config.Text["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": json.Number("4.0")}
+	src.Config.Edit(func(text map[string]any) {
+		text["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": json.Number("4.0")}
+	})
 	v := backend.Evaluate(c, src)
 	require.Empty(t, v.Reasons, "YaRN is a per-backend refusal, not a model-wide one")
 	require.Empty(t, v.Supported(), "every backend refuses it: %+v", v.Backends)

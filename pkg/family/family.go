@@ -6,12 +6,15 @@ package family
 
 import (
 	"regexp"
+
+	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
 
-// Family is one architecture family with everything that differs between families.
+// Family is one architecture family with everything that differs between families. The
+// model classes config.json names for it are pkg/model's (model.FamilyArchitectures),
+// because a config's family is decoded with the rest of it when the model is opened.
 type Family struct {
-	Key           string
-	Architectures []string
+	Key string
 	// AppTokens are the app family tokens a release of this family may carry in its name.
 	AppTokens []string
 	// NamePattern must match a release's name (catches later versions on the same class).
@@ -20,46 +23,47 @@ type Family struct {
 	ModelType string
 }
 
-// Families, in match order.
+// Families, in the order model.FamilyOf matches a config's architectures.
 var Families = []*Family{
 	{
-		Key: "qwen3", Architectures: []string{"Qwen3ForCausalLM"}, AppTokens: []string{"qwen3"},
+		Key: "qwen3", AppTokens: []string{"qwen3"},
 		NamePattern: regexp.MustCompile(`(?i)qwen3([^.\d]|$)`), ModelType: "qwen3",
 	},
 	{
-		Key: "lfm2", Architectures: []string{"Lfm2ForCausalLM"}, AppTokens: []string{"lfm25"},
+		Key: "lfm2", AppTokens: []string{"lfm25"},
 		NamePattern: regexp.MustCompile(`(?i)lfm2\.5([^.\d]|$)`), ModelType: "lfm2",
 	},
 	{
-		Key: "qwen2_5", Architectures: []string{"Qwen2ForCausalLM"}, AppTokens: []string{"qwen25"},
+		Key: "qwen2_5", AppTokens: []string{"qwen25"},
 		NamePattern: regexp.MustCompile(`(?i)qwen2\.5([^.\d]|$)`), ModelType: "qwen2",
 	},
 	{
-		Key: "llama", Architectures: []string{"LlamaForCausalLM"}, AppTokens: []string{"llama32", "smollm2"},
+		Key: "llama", AppTokens: []string{"llama32", "smollm2"},
 		NamePattern: regexp.MustCompile(`(?i)llama-?3\.2([^.\d]|$)|smollm2(\D|$)`), ModelType: "llama",
 	},
 	{
-		Key: "gemma3", Architectures: []string{"Gemma3ForCausalLM"}, AppTokens: []string{"gemma3"},
+		Key: "gemma3", AppTokens: []string{"gemma3"},
 		NamePattern: regexp.MustCompile(`(?i)gemma-?3([^.\dn]|$)`), ModelType: "gemma3_text",
 	},
 	{
-		Key: "smollm3", Architectures: []string{"SmolLM3ForCausalLM"}, AppTokens: []string{"smollm3"},
+		Key: "smollm3", AppTokens: []string{"smollm3"},
 		NamePattern: regexp.MustCompile(`(?i)smollm3(\D|$)`), ModelType: "smollm3",
 	},
 }
 
-// ByArchitecture returns the family of the first architecture that has one.
+// ByArchitecture returns the family of the first architecture that has one
+// (model.FamilyOf). An opened model's family was read when its config was decoded: Of.
 func ByArchitecture(archs []string) *Family {
-	for _, f := range Families {
-		for _, a := range archs {
-			for _, fa := range f.Architectures {
-				if a == fa {
-					return f
-				}
-			}
-		}
+	return ByKey(model.FamilyOf(archs))
+}
+
+// Of is the family of an opened model's config, as decoded when the model was opened
+// (model.Config.Family); nil for no config, or an architecture without a family.
+func Of(c *model.Config) *Family {
+	if c == nil {
+		return nil
 	}
-	return nil
+	return ByKey(c.Family())
 }
 
 // ByKey returns the family called key.

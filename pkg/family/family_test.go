@@ -332,12 +332,14 @@ func TestRecipeRefusals(t *testing.T) {
 	if p, err := family.XNNPACKPlan(fam, llama.Config); err != nil || p.ModelClass != "llama3_2" || p.Params["use_scaled_rope"] != true {
 		t.Fatalf("Llama 3.2 plan = %+v, %v", p, err)
 	}
-	llama.Config.Text["rope_scaling"].(map[string]any)["factor"] = json.Number("8.0")
+	llama.Config.Edit(func(text map[string]any) { text["rope_scaling"].(map[string]any)["factor"] = json.Number("8.0") })
 	if _, err := family.XNNPACKPlan(fam, llama.Config); err == nil || !strings.Contains(err.Error(), "factor") {
 		t.Errorf("factor 8 accepted: %v", err)
 	}
 	qwen := load(t, "Qwen/Qwen3-1.7B")
-	qwen.Config.Text["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": json.Number("4.0")}
+	qwen.Config.Edit(func(text map[string]any) {
+		text["rope_scaling"] = map[string]any{"rope_type": "yarn", "factor": json.Number("4.0")}
+	})
 	if _, err := family.XNNPACKPlan(family.ByKey("qwen3"), qwen.Config); err == nil || !strings.Contains(err.Error(), "yarn") {
 		t.Errorf("YaRN accepted: %v", err)
 	}
@@ -345,13 +347,15 @@ func TestRecipeRefusals(t *testing.T) {
 		t.Errorf("YaRN accepted on MediaTek: %v", err)
 	}
 	qwen = load(t, "Qwen/Qwen3-1.7B")
-	qwen.Config.Text["use_sliding_window"] = true
+	qwen.Config.Edit(func(text map[string]any) { text["use_sliding_window"] = true })
 	if _, err := family.XNNPACKPlan(family.ByKey("qwen3"), qwen.Config); err == nil || !strings.Contains(err.Error(), "sliding-window") {
 		t.Errorf("sliding window accepted: %v", err)
 	}
 	qwen = load(t, "Qwen/Qwen3-1.7B")
-	qwen.Config.Text["rope_parameters"] = map[string]any{"rope_type": "default", "rope_theta": json.Number("1000000")}
-	delete(qwen.Config.Text, "rope_theta")
+	qwen.Config.Edit(func(text map[string]any) {
+		text["rope_parameters"] = map[string]any{"rope_type": "default", "rope_theta": json.Number("1000000")}
+		delete(text, "rope_theta")
+	})
 	if p, err := family.XNNPACKPlan(family.ByKey("qwen3"), qwen.Config); err != nil || p.Params["rope_theta"] != json.Number("1000000") {
 		t.Errorf("transformers v5 rope_parameters: %+v %v", p, err)
 	}

@@ -41,7 +41,7 @@ func TestModelClass(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			src := snap(t, tc.id)
 			if tc.spoil != nil {
-				tc.spoil(src.Config.Text)
+				src.Config.Edit(tc.spoil)
 			}
 			p, err := family.XNNPACKPlan(family.ByArchitecture(src.Config.Architectures()), src.Config)
 			require.NoError(t, err)

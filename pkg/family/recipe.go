@@ -30,7 +30,7 @@ func refuse(format string, args ...any) error {
 
 // XNNPACKPlan builds the export_llm plan shared by XNNPACK and Vulkan, or refuses.
 func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
-	a, err := model.ArchOf(c)
+	a, err := c.Arch()
 	if err != nil {
 		return nil, refuse("%v", err)
 	}
@@ -279,14 +279,14 @@ func MediaTekPlan(f *Family, c *model.Config, maxChunks int) (*MTKPlan, error) {
 	if !ok {
 		return nil, refuse("the MediaTek scripts have no model definition for %s", f.Key)
 	}
-	ft, err := model.FeaturesOf(c)
+	ft, err := c.Features()
 	if err != nil {
 		return nil, refuse("%v", err)
 	}
 	if ft.ModelType != p.ModelType {
 		return nil, refuse("model_type %q, the MediaTek %s path expects %q", ft.ModelType, p.Script, p.ModelType)
 	}
-	a, err := model.ArchOf(c)
+	a, err := c.Arch()
 	if err != nil {
 		return nil, refuse("%v", err)
 	}

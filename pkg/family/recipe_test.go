@@ -62,7 +62,7 @@ func TestLlamaScalingRefusals(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := snap(t, "meta-llama/Llama-3.2-1B-Instruct")
-			tc.spoil(src.Config.Text)
+			src.Config.Edit(tc.spoil)
 			p, err := family.XNNPACKPlan(family.ByKey("llama"), src.Config)
 			if tc.refuse != "" {
 				require.Error(t, err)
@@ -108,7 +108,7 @@ func TestParamsKeepWrittenNumbers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			src := snap(t, tc.id)
-			tc.spoil(src.Config.Text)
+			src.Config.Edit(tc.spoil)
 			p, err := family.XNNPACKPlan(family.ByArchitecture(src.Config.Architectures()), src.Config)
 			if tc.refuse != "" {
 				require.Error(t, err)
@@ -127,13 +127,15 @@ func TestParamsKeepWrittenNumbers(t *testing.T) {
 // before the top level's.
 func TestMediaTekReadsModelType(t *testing.T) {
 	src := snap(t, "Qwen/Qwen3-0.6B")
-	src.Config.Text["model_type"] = "qwen2"
+	src.Config.Edit(func(text map[string]any) { text["model_type"] = "qwen2" })
 	_, err := family.MediaTekPlan(family.ByKey("qwen3"), src.Config, 4)
 	require.Error(t, err)
 	assert.Equal(t, `model_type "qwen2", the MediaTek qwen.py path expects "qwen3"`, err.Error())
 
 	src = snap(t, "Qwen/Qwen3-0.6B")
-	src.Config.Text["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": json.Number("32")}
+	src.Config.Edit(func(text map[string]any) {
+		text["rope_scaling"] = map[string]any{"rope_type": "llama3", "factor": json.Number("32")}
+	})
 	_, err = family.MediaTekPlan(family.ByKey("qwen3"), src.Config, 4)
 	require.Error(t, err)
 	assert.Equal(t, `RoPE scaling "llama3" is not validated on the MediaTek scripts`, err.Error())

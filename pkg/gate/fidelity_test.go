@@ -251,6 +251,44 @@ func TestScoreFidelity(t *testing.T) {
 	assert.Contains(t, err.Error(), "the fp32 reference has the fidelity text t.txt (sha256 cd) and the export's measurement has none")
 }
 
+// TestMaxMeanKL: with gate.max_mean_kl set, a file whose mean KL is above it fails with the
+// figures, one at or below it passes, and a reference without the fidelity text cannot be
+// graded; 0 never grades.
+func TestMaxMeanKL(t *testing.T) {
+	fr, fm := sides([]dist{peaked, flat, peaked, shifted}, []dist{peaked, flat, shifted, shifted}, 2)
+	for _, tc := range []struct {
+		name     string
+		limit    float64
+		noRef    bool
+		passed   bool
+		problems string
+	}{
+		{name: "not graded", limit: 0, passed: true},
+		{name: "above", limit: 1e-6, problems: "above gate.max_mean_kl 1e-06 (next token agrees at 3 of 4 positions)"},
+		{name: "below", limit: 100, passed: true},
+		{name: "no reference", limit: 0.1, noRef: true, problems: "gate.max_mean_kl is 0.1 but the fp32 reference has no fidelity text to grade"},
+		{name: "no reference, not graded", limit: 0, noRef: true, passed: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rows(t)
+			r.MaxMeanKL = tc.limit
+			ref, got := figures{fp32: fill(12, 0.9), export: fill(12, 0.85), agree: agreeing(12, 12), quietAgree: 4}.build(t, r)
+			if !tc.noRef {
+				ref.Fidelity, got.Fidelity = &fr, &fm
+			}
+			res, err := gate.Score(r, ref, got)
+			require.NoError(t, err)
+			assert.Equal(t, tc.passed, res.Passed, "%v", res.Problems)
+			if tc.problems == "" {
+				assert.Empty(t, res.Problems)
+				return
+			}
+			require.Len(t, res.Problems, 1)
+			assert.Contains(t, res.Problems[0], tc.problems)
+		})
+	}
+}
+
 func TestNotMeasuredHere(t *testing.T) {
 	q := gate.NotMeasuredHere("Vulkan (GPU)")
 	assert.False(t, q.Measured)

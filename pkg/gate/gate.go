@@ -126,7 +126,6 @@ func Score(rows Rows, ref Reference, got Measured) (Result, error) {
 		return Result{}, err
 	}
 	r.grade(rows)
-	r.Passed = len(r.Problems) == 0
 	switch {
 	case ref.Fidelity == nil:
 		r.FidelityMissing = NoFidelityReference
@@ -139,7 +138,22 @@ func Score(rows Rows, ref Reference, got Measured) (Result, error) {
 		}
 		r.Fidelity = &f
 	}
+	r.gradeFidelity(rows.MaxMeanKL)
+	r.Passed = len(r.Problems) == 0
 	return r, nil
+}
+
+// gradeFidelity fails a file whose mean KL on the fidelity text is above limit (a
+// pipeline's gate.max_mean_kl); a limit of 0 records the figure without grading it.
+func (r *Result) gradeFidelity(limit float64) {
+	switch {
+	case limit <= 0:
+	case r.Fidelity == nil:
+		r.Problems = append(r.Problems, fmt.Sprintf("gate.max_mean_kl is %g but the fp32 reference has no fidelity text to grade: make gate.json again", limit))
+	case r.Fidelity.MeanKL > limit:
+		r.Problems = append(r.Problems, fmt.Sprintf("mean KL against fp32 on the fidelity text is %.5f, above gate.max_mean_kl %g (next token agrees at %d of %d positions)",
+			r.Fidelity.MeanKL, limit, r.Fidelity.Agreed, r.Fidelity.Positions))
+	}
 }
 
 // collect pairs fp32's and the export's answer on each row and classifies it.

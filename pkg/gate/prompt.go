@@ -76,6 +76,9 @@ func LoadPrompt(path string) (Prompt, PromptID, error) {
 type Rows struct {
 	Search []SearchRow `json:"search"`
 	Quiet  []string    `json:"quiet"`
+	// MaxMeanKL is gate.max_mean_kl: above it the fidelity text fails the file; 0 does not
+	// grade it. The drivers never see it.
+	MaxMeanKL float64 `json:"-"`
 }
 
 // SearchRow is a search question and the user message it becomes with the trailer.
@@ -87,7 +90,7 @@ type SearchRow struct {
 // RowsFrom renders config's rows: each search question followed by the trailer naming
 // its subject.
 func RowsFrom(g config.Gate) Rows {
-	r := Rows{Quiet: append([]string{}, g.Quiet...)}
+	r := Rows{Quiet: append([]string{}, g.Quiet...), MaxMeanKL: g.MaxMeanKL}
 	for _, s := range g.Search {
 		r.Search = append(r.Search, SearchRow{Question: s.Question,
 			User: s.Question + " " + strings.ReplaceAll(g.Trailer, "{subject}", s.Subject)})

@@ -2,13 +2,12 @@ package hub
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
+)
 
 // TestCommitWireFormat pins the NDJSON commit body byte for byte: header first, regular
 // files base64-encoded (streamed from disk), lfsFile pointers, then deletions.
@@ -30,17 +29,5 @@ func TestCommitWireFormat(t *testing.T) {
 	if err := writeNDJSON(&got, req, files); err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "commit.ndjson")
-	if *update {
-		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("read %s (run with -update to create it): %v", golden, err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("commit body differs from %s:\n got: %s\nwant: %s", golden, got.Bytes(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "commit.ndjson"), got.Bytes())
 }

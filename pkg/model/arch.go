@@ -25,17 +25,11 @@ type Arch struct {
 	LayerTypes []string
 }
 
-// ArchOf reads the architecture numbers. A number no model can have is a *ConfigError
-// (ParseConfig already refused it); a missing one is an error naming the key, since a
-// config may leave it to transformers' defaults (gemma-3-4b-it's text_config does) and the
-// model is then refused sizing, not refused outright.
-func ArchOf(c *Config) (Arch, error) {
-	var a Arch
-	f, err := FeaturesOf(c)
-	if err != nil {
-		return a, err
-	}
-	a.Features = f
+// sizes reads the architecture numbers for decode, after the Features f and normalize. A
+// missing number is an error naming the key (Arch says why that is no refusal).
+func (c *Config) sizes(f Features) (Arch, error) {
+	a := Arch{Features: f}
+	var err error
 	need := func(key string) int64 {
 		if err != nil {
 			return 0

@@ -10,17 +10,53 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"sync/atomic"
 )
 
 // Config is a decoded config.json. Top is the whole file; Text is `text_config` when the
 // file nests one (multimodal wrappers), else Top. File names the file in every error.
+//
+// A Config is decoded once, when ParseConfig reads it: the Features, the Arch and the
+// family it names are held here, and every reader (eligibility, the recipes, sizing,
+// export) takes them from Features, Arch and Family instead of reading the maps again, so
+// a command decodes each model it opens exactly once. Edit is the one way to change the
+// maps afterwards, because it decodes them again.
 type Config struct {
 	Top  map[string]any
 	Text map[string]any
 	File string
 	// nested is true when Text is text_config, so errors name "text_config.<key>".
 	nested bool
+	// dec is what decode read from Top and Text.
+	dec decoded
 }
+
+// decoded is everything decode reads from a config, and the errors it met.
+type decoded struct {
+	// done is false for a Config that ParseConfig did not make (a literal), whose readers
+	// get errNotDecoded rather than zero values that look like a model.
+	done     bool
+	features Features
+	arch     Arch
+	// featuresErr is the *ConfigError that refuses the config, which ParseConfig returns
+	// and only an edited config can hold afterwards; archErr is featuresErr, or else the
+	// size the config leaves to transformers' defaults.
+	featuresErr, archErr error
+	archs                []string
+	family               string
+}
+
+// errNotDecoded is what a Config that ParseConfig did not make answers for its features.
+var errNotDecoded = errors.New("config.json was not decoded: a Config comes from ParseConfig")
+
+// decodes counts the calls of decode in this process; Decodes reads it.
+var decodes atomic.Int64
+
+// Decodes is how many times this process has decoded a config.json. It is a test hook:
+// the tests of plan, export and the CLI hold each command to one decode per model it opens,
+// which is what keeps every reader on the value decoded when the model was opened.
+func Decodes() int64 { return decodes.Load() }
 
 // ParseConfig decodes config.json; name labels errors. Numbers keep their exact values.
 // A file that is not one JSON object, or whose architecture numbers no model can have
@@ -34,12 +70,70 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	if tc, ok := top["text_config"].(map[string]any); ok {
 		c.Text, c.nested = tc, true
 	}
-	if err := c.check(); err != nil {
+	c.decode()
+	if err := c.dec.featuresErr; err != nil {
 		return nil, err
 	}
-	c.normalize()
 	return c, nil
 }
+
+// Edit changes the config's text keys (text_config's, for a wrapper) through change and
+// decodes the config again, so that every reader sees the change. Only tests edit a parsed
+// config, to spoil one key of a real one; a refusal the edit causes is what Features and
+// Arch answer, as ParseConfig would have refused the file.
+func (c *Config) Edit(change func(text map[string]any)) {
+	change(c.Text)
+	c.decode()
+}
+
+// decode is the one place a config is decoded: it checks the sizes and the Features (the
+// first impossible value refuses the config), fills what old LFM2 configs express
+// differently, and reads the Arch and the family. ParseConfig calls it when a model is
+// opened, Edit when a test changes the maps.
+func (c *Config) decode() {
+	decodes.Add(1)
+	d := decoded{done: true, archs: c.architectures()}
+	d.family = FamilyOf(d.archs)
+	if err := c.checkSizes(); err != nil {
+		d.featuresErr = err
+	} else {
+		d.features, d.featuresErr = c.features()
+	}
+	if d.featuresErr != nil {
+		d.archErr = d.featuresErr
+	} else {
+		c.normalize()
+		d.arch, d.archErr = c.sizes(d.features)
+	}
+	c.dec = d
+}
+
+// Features are the config's switches and constants, decoded when it was parsed. The error
+// is a *ConfigError only for a config edited since (Edit) into one ParseConfig refuses.
+// Nothing here is ever missing in a way that refuses the model: a recipe that needs an
+// absent value says so itself.
+func (c *Config) Features() (Features, error) {
+	if !c.dec.done {
+		return Features{}, errNotDecoded
+	}
+	return c.dec.features, c.dec.featuresErr
+}
+
+// Arch is the architecture decoded when the config was parsed. A number no model can have
+// is a *ConfigError (only in a config edited since); a missing one is an error naming the
+// key, since a config may leave it to transformers' defaults (gemma-3-4b-it's text_config
+// does) and the model is then refused sizing, not refused outright. That is why Features
+// stands apart: a config without sizes still has to be refused for MoE or vision.
+func (c *Config) Arch() (Arch, error) {
+	if !c.dec.done {
+		return Arch{}, errNotDecoded
+	}
+	return c.dec.arch, c.dec.archErr
+}
+
+// Family is the key of the family (pkg/family) whose recipes build the model class the
+// config's architectures name (FamilyOf), read when the config was decoded; "" when none.
+func (c *Config) Family() string { return c.dec.family }
 
 // decodeObject reads exactly one JSON object, saying in words what else the data holds.
 func decodeObject(data []byte) (map[string]any, error) {
@@ -140,8 +234,16 @@ func (c *Config) Map(key string) map[string]any {
 	return m
 }
 
-// Architectures lists config.json's `architectures` (top level).
+// Architectures lists config.json's `architectures` (top level), as decoded.
 func (c *Config) Architectures() []string {
+	if !c.dec.done {
+		return c.architectures()
+	}
+	return slices.Clone(c.dec.archs)
+}
+
+// architectures reads config.json's `architectures` for decode.
+func (c *Config) architectures() []string {
 	var out []string
 	if l, ok := c.Top["architectures"].([]any); ok {
 		for _, v := range l {

@@ -86,16 +86,6 @@ const maxPositions = 1 << 27
 // head is already nonsense for a short convolution.
 const maxConvKernel = 1024
 
-// FeaturesOf decodes the features, refusing with a *ConfigError what no model can have
-// (ParseConfig already refused it). Nothing here is ever missing in a way that refuses the
-// model: a recipe that needs an absent value says so itself.
-func FeaturesOf(c *Config) (Features, error) {
-	if err := c.checkSizes(); err != nil {
-		return Features{}, err
-	}
-	return c.features()
-}
-
 // features decodes and checks Features; the first impossible value is the error.
 func (c *Config) features() (Features, error) {
 	d := &decoder{c: c}

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestFeaturesOf(t *testing.T) {
+func TestFeatures(t *testing.T) {
 	tests := []struct {
 		name, json string
 		want       model.Features
@@ -55,7 +55,7 @@ func TestFeaturesOf(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := model.ParseConfig("c", []byte(tc.json))
 			require.NoError(t, err)
-			got, err := model.FeaturesOf(c)
+			got, err := c.Features()
 			require.NoError(t, err)
 			assert.Empty(t, cmp.Diff(tc.want, got))
 		})
@@ -112,30 +112,61 @@ func TestParseConfigRefusesImpossibleFeatures(t *testing.T) {
 	}
 }
 
-// TestFeaturesOfRechecks spoils a parsed config the way a caller holding its maps could:
-// FeaturesOf and ArchOf refuse it as ParseConfig would have.
-func TestFeaturesOfRechecks(t *testing.T) {
+// TestEditDecodesAgain spoils a parsed config through Edit, the one way to change its maps:
+// Features and Arch refuse it as ParseConfig would have, and mending it mends them.
+func TestEditDecodesAgain(t *testing.T) {
+	c, err := model.ParseConfig("c", []byte(`{`+small+`,"rope_theta":10000}`))
+	require.NoError(t, err)
+	c.Edit(func(text map[string]any) { text["rope_theta"] = json.Number("-1") })
+	var ce *model.ConfigError
+	_, err = c.Features()
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "rope_theta", ce.Key)
+	_, err = c.Arch()
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "rope_theta", ce.Key)
+
+	c.Edit(func(text map[string]any) {
+		text["rope_theta"] = json.Number("10000")
+		text["vocab_size"] = json.Number("0")
+	})
+	_, err = c.Features()
+	require.ErrorAs(t, err, &ce, "the sizes are checked with the features")
+	assert.Equal(t, "vocab_size", ce.Key)
+
+	c.Edit(func(text map[string]any) { text["vocab_size"] = json.Number("5") })
+	f, err := c.Features()
+	require.NoError(t, err)
+	assert.Equal(t, json.Number("10000"), f.RopeTheta)
+	a, err := c.Arch()
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), a.Vocab)
+}
+
+// TestEditWithoutEditIsNotSeen: a change made to the maps outside Edit is not decoded, so
+// no reader sees half of it; the config answers what it was decoded to.
+func TestEditWithoutEditIsNotSeen(t *testing.T) {
 	c, err := model.ParseConfig("c", []byte(`{`+small+`,"rope_theta":10000}`))
 	require.NoError(t, err)
 	c.Text["rope_theta"] = json.Number("-1")
-	var ce *model.ConfigError
-	_, err = model.FeaturesOf(c)
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "rope_theta", ce.Key)
-	_, err = model.ArchOf(c)
-	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "rope_theta", ce.Key)
-
-	c.Text["rope_theta"] = json.Number("10000")
-	c.Text["vocab_size"] = json.Number("0")
-	_, err = model.FeaturesOf(c)
-	require.ErrorAs(t, err, &ce, "FeaturesOf checks the sizes too")
-	assert.Equal(t, "vocab_size", ce.Key)
+	f, err := c.Features()
+	require.NoError(t, err)
+	assert.Equal(t, json.Number("10000"), f.RopeTheta)
 }
 
-// TestFeaturesOfRealConfigs pins the features of released checkpoints, the written forms
+// TestConfigLiteralIsNotDecoded: a Config that ParseConfig did not make answers an error,
+// not the zero Arch, which would size a model of nothing.
+func TestConfigLiteralIsNotDecoded(t *testing.T) {
+	c := &model.Config{Top: map[string]any{}, Text: map[string]any{}}
+	_, err := c.Arch()
+	require.ErrorContains(t, err, "not decoded")
+	_, err = c.Features()
+	require.ErrorContains(t, err, "not decoded")
+}
+
+// TestFeaturesRealConfigs pins the features of released checkpoints, the written forms
 // of their numbers included: recipes copy rope_theta and the norm eps verbatim.
-func TestFeaturesOfRealConfigs(t *testing.T) {
+func TestFeaturesRealConfigs(t *testing.T) {
 	tests := []struct {
 		id   string
 		want model.Features
@@ -155,11 +186,11 @@ func TestFeaturesOfRealConfigs(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
 			c := source(t, tc.id).Config
-			got, err := model.FeaturesOf(c)
+			got, err := c.Features()
 			require.NoError(t, err)
 			assert.Empty(t, cmp.Diff(tc.want, got))
-			if a, err := model.ArchOf(c); err == nil {
-				assert.Empty(t, cmp.Diff(tc.want, a.Features), "ArchOf carries the same features")
+			if a, err := c.Arch(); err == nil {
+				assert.Empty(t, cmp.Diff(tc.want, a.Features), "the Arch carries the same features")
 			}
 		})
 	}

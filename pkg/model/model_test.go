@@ -28,7 +28,7 @@ func source(t *testing.T, id string) *model.Source {
 	return s
 }
 
-func TestArchOfRealConfigs(t *testing.T) {
+func TestArchRealConfigs(t *testing.T) {
 	tests := []struct {
 		id                                    string
 		layers, attn, heads, kv, hd, dim, ffn int64
@@ -49,7 +49,7 @@ func TestArchOfRealConfigs(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
-			a, err := model.ArchOf(source(t, tc.id).Config)
+			a, err := source(t, tc.id).Config.Arch()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,10 +65,10 @@ func TestArchOfRealConfigs(t *testing.T) {
 	}
 }
 
-func TestArchOfErrorsNameTheField(t *testing.T) {
+func TestArchErrorsNameTheField(t *testing.T) {
 	// gemma-3-4b-it's text_config leaves the head counts to transformers' defaults: it
 	// cannot be sized, but it is not refused as impossible.
-	_, err := model.ArchOf(source(t, "google/gemma-3-4b-it").Config)
+	_, err := source(t, "google/gemma-3-4b-it").Config.Arch()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `"num_attention_heads"`)
 	var ce *model.ConfigError
@@ -76,7 +76,7 @@ func TestArchOfErrorsNameTheField(t *testing.T) {
 
 	c, err := model.ParseConfig("x", []byte(`{"num_hidden_layers":2,"num_attention_heads":3,"hidden_size":10,"vocab_size":5,"intermediate_size":4}`))
 	require.NoError(t, err)
-	_, err = model.ArchOf(c)
+	_, err = c.Arch()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not divisible")
 }

@@ -36,6 +36,9 @@ type Source struct {
 	// Origin says where the metadata came from, for the plan's first line.
 	Origin string `json:"origin"`
 
+	// Config is config.json, decoded once when the model was opened (Load): its Features,
+	// Arch and Family are what every reader of the architecture takes. Nil when the repo
+	// gave none (a gated repo's source).
 	Config     *Config        `json:"-"`
 	Generation map[string]any `json:"-"`
 	Params     *Params        `json:"params,omitempty"`
@@ -79,20 +82,26 @@ func CheckID(field, id string) error {
 
 // Load reads config.json (required), generation_config.json (optional) and the parameter
 // count (safetensors headers; computed from the architecture when the repo has none at
-// hand) through f. A gated or missing repo surfaces as the error f returns.
+// hand) through f. A gated or missing repo surfaces as the error f returns. config.json is
+// decoded here, once (ParseConfig), and every reader takes its Features, Arch and family
+// from s.Config; a source that holds its Config already (source.Hub's, when the model
+// info carried the whole file) keeps it, so the file is not decoded twice.
 func Load(ctx context.Context, s *Source, f Files) error {
-	b, err := f.ReadFile(ctx, "config.json")
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s has no config.json: %w", s.ID, err)
+	if s.Config == nil {
+		b, err := f.ReadFile(ctx, "config.json")
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s has no config.json: %w", s.ID, err)
+			}
+			return fmt.Errorf("read config.json of %s: %w", s.ID, err)
 		}
-		return fmt.Errorf("read config.json of %s: %w", s.ID, err)
+		cfg, err := ParseConfig(fileLabel(s, f, "config.json"), b)
+		if err != nil {
+			return err
+		}
+		s.Config = cfg
 	}
-	cfg, err := ParseConfig(fileLabel(s, f, "config.json"), b)
-	if err != nil {
-		return err
-	}
-	s.Config = cfg
+	cfg := s.Config
 	if g, err := f.ReadFile(ctx, "generation_config.json"); err == nil {
 		var m map[string]any
 		if err := json.Unmarshal(g, &m); err != nil {
@@ -111,7 +120,7 @@ func Load(ctx context.Context, s *Source, f Files) error {
 		s.Params = &p
 	case errors.Is(err, ErrNoSafetensors):
 		s.ParamsError = err.Error()
-		if a, aerr := ArchOf(cfg); aerr == nil {
+		if a, aerr := cfg.Arch(); aerr == nil {
 			s.Params = &Params{Total: a.ComputedParams(), Source: "computed from the architecture", Computed: true}
 		}
 	default:

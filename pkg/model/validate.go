@@ -65,17 +65,6 @@ const maxFFNMultiplier = 16
 // above what archBounds allow a computed count to reach, so sizing never overflows.
 const MaxParams = 1 << 50
 
-// check refuses what no model can be: sizes that checkSizes refuses, and Features of the
-// wrong kind or out of range. A key that is absent passes: ArchOf says which ones sizing
-// misses, and each recipe which ones it needs.
-func (c *Config) check() error {
-	if err := c.checkSizes(); err != nil {
-		return err
-	}
-	_, err := c.features()
-	return err
-}
-
 // checkSizes refuses an architecture number out of archBounds or not a whole number, KV
 // heads that do not divide the attention heads, layer lists that disagree with
 // num_hidden_layers, and an LFM2 feed-forward rule that gives no sane width.

@@ -119,7 +119,7 @@ func lfm2Recipe(t *testing.T) (cfgPath string, argv []string, a model.Arch) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(cfgPath), 0o755))
 	require.NoError(t, os.WriteFile(cfgPath, r.Files[name], 0o644))
 	require.Len(t, r.Steps, 1)
-	a, err = model.ArchOf(src.Config)
+	a, err = src.Config.Arch()
 	require.NoError(t, err)
 	return cfgPath, r.Steps[0].Argv, a
 }

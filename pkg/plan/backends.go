@@ -19,11 +19,11 @@ func SizingModel(src *model.Source) (sizing.Model, error) {
 	if src.Config == nil {
 		return sizing.Model{}, errors.New("no config.json loaded")
 	}
-	fam := family.ByArchitecture(src.Config.Architectures())
+	fam := family.Of(src.Config)
 	if fam == nil {
 		return sizing.Model{}, fmt.Errorf("architecture %v has no family", src.Config.Architectures())
 	}
-	a, err := model.ArchOf(src.Config)
+	a, err := src.Config.Arch()
 	if err != nil {
 		return sizing.Model{}, err
 	}

@@ -4,37 +4,17 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./pkg/plan -update)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from the golden file (go test ./pkg/plan -update to accept):\n%s", name, got)
-	}
-}
 
 func TestPlanGolden(t *testing.T) {
 	cfg, err := config.Default()
@@ -56,9 +36,9 @@ func TestPlanGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			name := strings.ReplaceAll(id, "/", "__")
-			golden(t, name+".txt", text.Bytes())
+			golden.Check(t, filepath.Join("testdata", name+".txt"), text.Bytes())
 			js, _ := json.MarshalIndent(p, "", "  ")
-			golden(t, name+".json", append(js, '\n'))
+			golden.Check(t, filepath.Join("testdata", name+".json"), append(js, '\n'))
 		})
 	}
 }

@@ -235,6 +235,9 @@ func files(b *strings.Builder, rs []placed) {
 	if note := qualityNote(rs); note != "" {
 		b.WriteString(note + "\n\n")
 	}
+	if note := fallbackNote(rs); note != "" {
+		b.WriteString(note + "\n")
+	}
 	if cov {
 		b.WriteString(coverageNote + "\n\n")
 	}

@@ -1,7 +1,6 @@
 package publish
 
 import (
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,11 +13,10 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/family"
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/smoke"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // seedModel is what the reports of a published repo held, as far as its card shows it:
 // the windows per backend with each file's size in bytes, the KV cache per token, the
@@ -149,13 +147,7 @@ func TestCardReproducesSeedCards(t *testing.T) {
 	for name, m := range seedModels {
 		t.Run(name, func(t *testing.T) {
 			card := Card(m.reports())
-			golden := filepath.Join("testdata", "card-"+name+".md")
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(card), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err, "run go test ./pkg/publish -update to create it")
-			assert.Equal(t, string(want), card)
+			golden.Check(t, filepath.Join("testdata", "card-"+name+".md"), []byte(card))
 
 			seed, err := os.ReadFile(filepath.Join("testdata", "seeds", "card-"+name+".txt"))
 			require.NoError(t, err)

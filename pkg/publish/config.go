@@ -67,6 +67,10 @@ type Variant struct {
 	// window cut into chunks, summed over the chunks); null before it was recorded.
 	Coverage    *VariantCoverage `json:"delegate_coverage"`
 	QualityNote string           `json:"quality_note,omitempty"`
+	// Fallback says why this variant is fp32: the quantized file it replaces and the
+	// checks' reason for refusing it. Absent for a file built with the recipe's own
+	// quantization.
+	Fallback *report.Fallback `json:"fallback,omitempty"`
 	// Runner is the MediaTek runner block: the export's model facts plus the file paths.
 	Runner map[string]any `json:"runner,omitempty"`
 }
@@ -118,6 +122,7 @@ const anyTarget = "any arm64"
 func variants(r *report.Report) []Variant {
 	base := Variant{Context: r.Window.Context, SourceRevision: r.Source.SHA, Quantization: label(r), FitsPhonesGiB: fitsPhones(r.Window), ResidentBytes: r.Window.DeviceResident}
 	base.Quality, base.QualityNote = variantQuality(r)
+	base.Fallback = r.Fallback
 	if b := backend.ByName(r.Backend); b != nil && b.LLM {
 		fits := r.Window.FitsPhoneBudget
 		base.FitsPhoneBudget = &fits

@@ -117,7 +117,7 @@ func (t LLM) Build(cfg *config.Config, req Request) (*Recipe, error) {
 // the file name.
 func (t LLM) job(cfg *config.Config, req Request) (*llmJob, error) {
 	src := req.Source
-	fam := family.ByArchitecture(src.Config.Architectures())
+	fam := family.Of(src.Config)
 	if fam == nil {
 		return nil, fmt.Errorf("%s: architecture %v has no recipe", src.ID, src.Config.Architectures())
 	}

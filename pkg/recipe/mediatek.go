@@ -25,7 +25,7 @@ func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 	if req.Window < mt.PromptTokens {
 		return nil, fmt.Errorf("window %d is below the %d-token prompt graph", req.Window, mt.PromptTokens)
 	}
-	fam := family.ByArchitecture(src.Config.Architectures())
+	fam := family.Of(src.Config)
 	if fam == nil {
 		return nil, fmt.Errorf("%s: architecture %v has no recipe", src.ID, src.Config.Architectures())
 	}
@@ -36,7 +36,7 @@ func MediaTek(cfg *config.Config, req Request) (*Recipe, error) {
 	if req.ExecuTorch == "" || req.MTKPython == "" {
 		return nil, fmt.Errorf("the MediaTek recipe needs the ExecuTorch source tree (Request.ExecuTorch) and the MediaTek tool python (Request.MTKPython)")
 	}
-	a, err := model.ArchOf(src.Config)
+	a, err := src.Config.Arch()
 	if err != nil {
 		return nil, err
 	}

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -13,12 +11,11 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/snapshot"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func source(t *testing.T, id string) *model.Source {
 	t.Helper()
@@ -83,26 +80,8 @@ func TestGolden(t *testing.T) {
 				b.WriteString("\n--- " + n + "\n")
 				b.Write(r.Files[n])
 			}
-			golden(t, tc.name+".golden", b.Bytes())
+			golden.Check(t, filepath.Join("testdata", "golden", tc.name+".golden"), b.Bytes())
 		})
-	}
-}
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./pkg/recipe -update)", err)
-	}
-	if !bytes.Equal(want, got) {
-		t.Errorf("%s differs from its golden file (go test ./pkg/recipe -update):\n%s", name, got)
 	}
 }
 

@@ -67,6 +67,18 @@ type Report struct {
 	// tokens and the rest. A file whose backend the x86 runner cannot run has no figures and
 	// says so (not_measured). Absent until the gate ran.
 	Quality *gate.Quality `json:"quality,omitempty"`
+	// Fallback says why this file is fp32: the window's quantized file failed the checks,
+	// and the workflow rebuilt it unquantized (export --fallback). Absent otherwise.
+	Fallback *Fallback `json:"fallback,omitempty"`
+}
+
+// Fallback is the quantized file an fp32 file replaces, and why it was refused; the card
+// and config.json say it beside the file.
+type Fallback struct {
+	// Replaces is the refused file, relative to the export folder; QMode its quantization.
+	Replaces string `json:"replaces"`
+	QMode    string `json:"qmode,omitempty"`
+	Reason   string `json:"reason"`
 }
 
 // Source describes the model the files were exported from.

@@ -68,6 +68,12 @@ type Outputs struct {
 	Skipped []Skipped `json:"skipped"`
 	// SoCs are the chips each window is built for (plan, for QNN and MediaTek).
 	SoCs []string `json:"socs"`
+	// Reports are the export reports whose files passed, relative to the export folder
+	// (smoke and gate): what a workflow hands on to publish.
+	Reports []string `json:"reports,omitempty"`
+	// Failed are the windows whose file the checks refused (smoke and gate), each with the
+	// file and why: what the fp32 fallback rebuilds (plan --fallback, export --fallback).
+	Failed []Failed `json:"failed,omitempty"`
 	// Repo and URL are the Hub repo published to and its page (publish).
 	Repo string `json:"repo,omitempty"`
 	URL  string `json:"url,omitempty"`
@@ -86,6 +92,20 @@ type Skipped struct {
 	SoC    string `json:"soc,omitempty"`
 	Reason string `json:"reason"`
 }
+
+// Failed is a window whose file a check refused. SoC is set for a per-chip export; File is
+// the refused file relative to the export folder; QMode is the recipe's quantization it was
+// built with.
+type Failed struct {
+	Window int    `json:"window"`
+	SoC    string `json:"soc,omitempty"`
+	File   string `json:"file"`
+	QMode  string `json:"qmode,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// checks are the commands whose results always list reports and failed windows.
+var checks = map[string]bool{"smoke": true, "gate": true}
 
 // New is the result of command before it runs: a success until told otherwise.
 func New(command string) *Result {
@@ -118,6 +138,12 @@ func (r *Result) normalize() {
 	}
 	if o.SoCs == nil {
 		o.SoCs = []string{}
+	}
+	if checks[r.Command] && o.Reports == nil {
+		o.Reports = []string{}
+	}
+	if checks[r.Command] && o.Failed == nil {
+		o.Failed = []Failed{}
 	}
 }
 

@@ -9,8 +9,6 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
-
 // fakeprog is the path of the stand-in tool built from internal/fakeprog for this test run.
 var fakeprog string
 

@@ -3,7 +3,6 @@ package run
 import (
 	"bytes"
 	"context"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
 )
 
 // script prints on both streams, including lines that look like workflow commands, a
@@ -30,43 +31,52 @@ func normalize(out string) string {
 	return tokenRe.ReplaceAllString(out, "TOKEN")
 }
 
+// framed is what Tool prints of the script in mode, normalized.
+func framed(t *testing.T, mode LogMode) string {
+	t.Helper()
+	var buf bytes.Buffer
+	_, err := Tool(context.Background(), Spec{
+		Name: "export_llm", Argv: fake(script...), Output: &buf, Mode: mode,
+		SampleEvery: -1, Secrets: []string{"hf_NotPrinted"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return normalize(buf.String())
+}
+
 func TestOutputFraming(t *testing.T) {
 	tests := []struct {
 		name   string
 		mode   LogMode
-		env    string // GITHUB_ACTIONS for LogAuto
 		golden string
 	}{
-		{"prefixed", LogPrefixed, "", "output-prefixed.golden"},
-		{"grouped", LogGrouped, "", "output-grouped.golden"},
-		{"auto on actions", LogAuto, "true", "output-grouped.golden"},
-		{"auto locally", LogAuto, "", "output-prefixed.golden"},
+		{"prefixed", LogPrefixed, "output-prefixed.golden"},
+		{"grouped", LogGrouped, "output-grouped.golden"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("GITHUB_ACTIONS", "")
+			golden.Check(t, filepath.Join("testdata", tc.golden), []byte(framed(t, tc.mode)))
+		})
+	}
+}
+
+// TestOutputAuto: LogAuto frames as LogGrouped on Actions and as LogPrefixed elsewhere,
+// byte for byte, so the two golden files above hold it too.
+func TestOutputAuto(t *testing.T) {
+	tests := []struct {
+		name string
+		env  string // GITHUB_ACTIONS
+		want LogMode
+	}{
+		{"on actions", "true", LogGrouped},
+		{"locally", "", LogPrefixed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("GITHUB_ACTIONS", tc.env)
-			var buf bytes.Buffer
-			_, err := Tool(context.Background(), Spec{
-				Name: "export_llm", Argv: fake(script...), Output: &buf, Mode: tc.mode,
-				SampleEvery: -1, Secrets: []string{"hf_NotPrinted"},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := normalize(buf.String())
-			path := filepath.Join("testdata", tc.golden)
-			if *update && tc.mode != LogAuto {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("read %s: %v (run with -update)", path, err)
-			}
-			if got != string(want) {
-				t.Errorf("output differs from %s\n got:\n%s\nwant:\n%s", path, got, want)
-			}
+			assert.Equal(t, framed(t, tc.want), framed(t, LogAuto))
 		})
 	}
 }

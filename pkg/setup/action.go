@@ -15,10 +15,11 @@ const (
 	exitFailed = 2
 )
 
-// Action is the whole of setup-export's main. With args ["plan"] it only writes what the
-// steps before it need (python-versions, cache-paths, cache-key); with none it prepares
-// the runner and writes the outputs, the env of later steps and the step summary. A
-// failure is an error annotation and exit 2; it never panics or exits itself.
+// Action is the whole of setup-export's step (`exe-expo-action setup-export [plan]`, through
+// pkg/action's table). With args ["plan"] it only writes what the steps before it need
+// (python-versions, cache-paths, cache-key); with none it prepares the runner and writes
+// the outputs, the env of later steps and the step summary. A failure is an error
+// annotation and exit 2; it never panics or exits itself.
 func Action(ctx context.Context, a *githubactions.Action, args []string, env Env) int {
 	if err := action(ctx, a, args, env); err != nil {
 		a.WithFieldsMap(map[string]string{"title": "setup-export"}).Errorf("%s", err)

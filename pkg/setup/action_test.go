@@ -190,7 +190,7 @@ func TestActionYAML(t *testing.T) {
 
 	runs := 0
 	for _, st := range a.Runs.Steps {
-		if strings.HasPrefix(st.Run, `"$RUNNER_TEMP/exe-expo-actions/setup-export"`) {
+		if strings.HasPrefix(st.Run, `"$RUNNER_TEMP/exe-expo-actions/exe-expo-action" setup-export`) {
 			runs++
 			assert.Equal(t, wantEnv, st.Env, "step %s gets every input", st.ID)
 		}

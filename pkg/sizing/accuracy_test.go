@@ -2,7 +2,6 @@ package sizing_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -11,13 +10,12 @@ import (
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
 	"github.com/experimentalmachines/exe-expo/pkg/sizing"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // measured is every export the reference implementation measured
 // (docs/research/sizing.md#measured-exports), every size on the two published model
@@ -273,18 +271,8 @@ func TestAccuracy(t *testing.T) {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %s | %d | %s | %.3f | %s | %s | %s |\n", m.what, m.backend, m.window, what, est, measuredText, float64(est)/float64(mid), offText, boundText, m.source)
 	}
-	golden := filepath.Join("testdata", "accuracy.md")
-	if *update {
-		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test ./pkg/sizing -update)", err)
-	}
-	if string(want) != b.String() {
-		t.Errorf("accuracy table changed; run go test ./pkg/sizing -update and docs/assemble-benchmarks.sh\n%s", b.String())
+	if !golden.Check(t, filepath.Join("testdata", "accuracy.md"), []byte(b.String())) {
+		t.Log("after -update, run docs/assemble-benchmarks.sh: docs/benchmarks.md holds this table")
 	}
 }
 

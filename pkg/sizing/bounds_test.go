@@ -49,7 +49,7 @@ func allSizes(t *testing.T, m sizing.Model, w int) map[string]int64 {
 func TestBoundsKeepSizesInRange(t *testing.T) {
 	c, err := model.ParseConfig("bounds/config.json", []byte(atBounds))
 	require.NoError(t, err)
-	a, err := model.ArchOf(c)
+	a, err := c.Arch()
 	require.NoError(t, err)
 	computed := a.ComputedParams()
 	require.Positive(t, computed)

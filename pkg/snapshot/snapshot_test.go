@@ -98,7 +98,7 @@ func TestHubTotals(t *testing.T) {
 		if notDense[id] {
 			continue
 		}
-		a, err := model.ArchOf(src.Config)
+		a, err := src.Config.Arch()
 		if err != nil {
 			t.Errorf("%s: %v", id, err)
 			continue

@@ -108,9 +108,10 @@ func TestPlanRequests(t *testing.T) {
 			srv := hubtest.New(t)
 			srv.MustAddModel(t, "Qwen/Qwen3-0.6B", tc.files, tc.opts...)
 			h := source.Hub{Client: hub.New(hub.Options{Endpoint: srv.URL, NoEnvToken: true, RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond})}
-			before := len(srv.Requests())
+			before, decodes := len(srv.Requests()), model.Decodes()
 			src, offline, err := source.Open(context.Background(), "Qwen/Qwen3-0.6B", "main", h)
 			require.NoError(t, err)
+			assert.Equal(t, int64(1), model.Decodes()-decodes, "config.json is decoded once, whichever way it came")
 			require.False(t, offline)
 			require.NotNil(t, src.Params)
 			assert.Equal(t, tc.params, src.Params.Source)
@@ -225,9 +226,10 @@ func TestPlanRequestCount(t *testing.T) {
 			srv.AddToken("hf_reader", hubtest.Token{User: "reader"})
 			srv.MustAddModel(t, "Qwen/Qwen3-0.6B", tc.files, tc.opts...)
 			h := source.Hub{Client: hub.New(hub.Options{Endpoint: srv.URL, Token: "hf_reader", RetryMax: 1, RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond})}
-			before := len(srv.Requests())
+			before, decodes := len(srv.Requests()), model.Decodes()
 			src, offline, err := source.Open(context.Background(), "Qwen/Qwen3-0.6B", "main", h)
 			require.NoError(t, err)
+			assert.Equal(t, int64(1), model.Decodes()-decodes, "config.json is decoded once, whichever way it came")
 			require.False(t, offline)
 			require.Empty(t, src.AccessError)
 			reqs := srv.Requests()[before:]
@@ -236,7 +238,7 @@ func TestPlanRequestCount(t *testing.T) {
 			require.NotNil(t, src.Config)
 			assert.Equal(t, "Qwen/Qwen3-0.6B/config.json", src.Config.File)
 			assert.Equal(t, "qwen3", src.Config.String("model_type"))
-			f, err := model.FeaturesOf(src.Config)
+			f, err := src.Config.Features()
 			require.NoError(t, err)
 			assert.Equal(t, "1000000.0", f.RopeTheta.String(), "rope_theta as written")
 			require.NotNil(t, src.Params)

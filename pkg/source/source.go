@@ -97,8 +97,8 @@ func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, mo
 	}
 	files := h.Client.Files(id, rev)
 	hf := &hubFiles{f: files, c: h.Client, id: id, rev: rev, have: siblingSet(info.Siblings)}
-	if cfg := wholeConfig(info); cfg != nil {
-		hf.config = cfg
+	if cfg := wholeConfig(id, info); cfg != nil {
+		hf.config, src.Config = info.Config, cfg
 		return src, hf, nil
 	}
 	// Model info of a gated repo is public; its files are not. Ask for config.json once
@@ -115,8 +115,10 @@ func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, mo
 	return src, hf, nil
 }
 
-// wholeConfig is the model info's config when it can stand for config.json, so that plan
-// need not ask for the file; nil otherwise, and config.json is read.
+// wholeConfig is the model info's config, decoded, when it can stand for config.json, so
+// that plan need not ask for the file; nil otherwise, and config.json is read. The decoded
+// config is the source's (model.Load keeps it), labelled as Load labels a Hub repo's file,
+// so the file is decoded once either way.
 //
 // huggingface.co's config is a summary, never the file: architectures, model_type,
 // auto_map, quantization_config and tokenizer_config.json's special tokens under
@@ -128,25 +130,27 @@ func (h Hub) Source(ctx context.Context, id, revision string) (*model.Source, mo
 //   - the config holds transformers_version, which transformers writes into every
 //     config.json it saves and the summary never holds;
 //   - it holds no tokenizer_config, which only the summary merges in;
-//   - model.ArchOf reads an architecture from it, as plan will.
+//   - it decodes to an architecture (model.Config.Arch), as plan will read.
 //
 // Anything short of that costs the one request it saves, never a wrong plan.
-func wholeConfig(info *hub.ModelInfo) []byte {
+func wholeConfig(id string, info *hub.ModelInfo) *model.Config {
 	if info.Gated != "" || len(info.Config) == 0 {
 		return nil
 	}
+	// The Hub's summary is told apart by its keys before it is decoded, so that it costs
+	// no decode of a config that is then thrown away.
 	var top map[string]json.RawMessage
 	if json.Unmarshal(info.Config, &top) != nil || top["transformers_version"] == nil || top["tokenizer_config"] != nil {
 		return nil
 	}
-	cfg, err := model.ParseConfig("config.json", info.Config)
+	cfg, err := model.ParseConfig(id+"/config.json", info.Config)
 	if err != nil {
 		return nil
 	}
-	if _, err := model.ArchOf(cfg); err != nil {
+	if _, err := cfg.Arch(); err != nil {
 		return nil
 	}
-	return info.Config
+	return cfg
 }
 
 // siblingSet is the set of a repo's file paths from its model info, or nil when the info

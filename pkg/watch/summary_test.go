@@ -1,18 +1,12 @@
 package watch_test
 
 import (
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
 	"github.com/experimentalmachines/exe-expo/pkg/watch"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
 
 func TestMarkdownGolden(t *testing.T) {
 	state := &watch.State{Version: 1, Models: map[string]*watch.Entry{
@@ -46,13 +40,7 @@ func TestMarkdownGolden(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got := tc.sum.Markdown()
-			path := filepath.Join("testdata", "summary-"+tc.name+".md")
-			if *update {
-				require.NoError(t, os.WriteFile(path, []byte(got), 0o644))
-			}
-			want, err := os.ReadFile(path)
-			require.NoError(t, err, "run go test ./pkg/watch -update to write it")
-			assert.Equal(t, string(want), got)
+			golden.Check(t, filepath.Join("testdata", "summary-"+tc.name+".md"), []byte(got))
 		})
 	}
 }

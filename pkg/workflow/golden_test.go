@@ -1,7 +1,6 @@
 package workflow
 
 import (
-	"flag"
 	"os"
 	"path"
 	"path/filepath"
@@ -9,18 +8,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/pkg/golden"
 )
 
-var update = flag.Bool("update", false, "rewrite the committed .github files and testdata/ goldens")
-
 // TestCommittedFilesAreTheRender: the committed .github files are the golden files of the
-// render with today's CLI; -update regenerates them, as `go run ./generator` does.
+// render with today's CLI; -update (pkg/golden's flag) regenerates them, as `go run
+// ./generator` does.
 func TestCommittedFilesAreTheRender(t *testing.T) {
 	files, err := Render(sourceOf(t, CLICommands, nil))
 	require.NoError(t, err)
 	changes, err := Compare(root, files)
 	require.NoError(t, err)
-	if *update {
+	if golden.Update() {
 		require.NoError(t, Apply(root, changes))
 		return
 	}
@@ -38,19 +38,13 @@ func TestCommittedFilesAreTheRender(t *testing.T) {
 func TestGoldenWithEveryCommand(t *testing.T) {
 	files := rendered(t, sourceOf(t, everyCommand, nil))
 	dir := filepath.Join("testdata", "every-command")
-	if *update {
+	if golden.Update() {
+		// a template that no longer renders a file takes its golden away
 		require.NoError(t, os.RemoveAll(dir))
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 	}
 	for p, data := range files {
-		golden := filepath.Join(dir, path.Base(p))
-		if *update {
-			require.NoError(t, os.WriteFile(golden, data, 0o644))
-			continue
-		}
-		want, err := os.ReadFile(golden)
-		require.NoError(t, err, "run go test ./pkg/workflow -update")
-		assert.Equal(t, string(want), string(data), "%s differs from %s", p, golden)
+		golden.Check(t, filepath.Join(dir, path.Base(p)), data)
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

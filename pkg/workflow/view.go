@@ -66,6 +66,11 @@ type exportView struct {
 	// Smoke says the x86 checker runs its files, so the verify job needs ExecuTorch's
 	// runtime; other backends get the structural check in Go alone.
 	Smoke bool
+	// Fallback runs the fp32 fallback jobs: a window whose quantized file the decision gate
+	// refuses is rebuilt unquantized where the fp32 file fits the phone, gated and published
+	// in its place. Only a backend the gate grades (its files run here, its solve makes the
+	// fp32 reference) can fall back.
+	Fallback bool
 }
 
 // plan lists the files to render: one export workflow per exportable backend, in plan
@@ -136,6 +141,7 @@ func exportOf(cfg *config.Config, b *backend.Backend) exportView {
 	ev := exportView{
 		Name: b.Name, Title: b.Title, Windows: b.Windows(cfg),
 		LLM: b.LLM, GPTQ: b.Actions.GPTQ, SourceTree: b.Tools.SourceTree, Smoke: b.Smoke,
+		Fallback: b.LLM && b.Smoke && b.Actions.GPTQ,
 	}
 	if b.LLM {
 		ev.QModes = config.QModes()
