@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 
+	_ "github.com/experimentalmachines/exe-expo/pkg/backend/all" // the backends this command offers
 	"github.com/experimentalmachines/exe-expo/pkg/workflow"
 )
 

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/experimentalmachines/exe-expo/pkg/action"
+	_ "github.com/experimentalmachines/exe-expo/pkg/backend/all" // the backends this command offers
 )
 
 func main() {

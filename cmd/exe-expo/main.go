@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	_ "github.com/experimentalmachines/exe-expo/pkg/backend/all" // the backends this command offers
 	"github.com/experimentalmachines/exe-expo/pkg/cli"
 )
 

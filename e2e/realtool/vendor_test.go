@@ -175,7 +175,7 @@ func TestQNNBeforeLowering(t *testing.T) {
 	work, out := filepath.Join(base, "work"), filepath.Join(base, "out")
 
 	// export.Run is what exe-expo export runs after its flags. Its host gate holds the
-	// QNN recipe to sizing.QNNFloorBytes, QAIRT's compile, whatever the model: more than
+	// QNN recipe to qnn.FloorBytes, QAIRT's compile, whatever the model: more than
 	// this machine's memory. The pipeline's setup-export adds swap for it; here the gate is
 	// told the host has that swap (the compile, the only step that needs it, cannot start).
 	var logBuf bytes.Buffer

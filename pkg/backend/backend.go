@@ -1,9 +1,14 @@
-// Package backend holds what is true of each export backend, one file per backend: its
+// Package backend is the registry of export backends and the type each one fills in: its
 // names, which models it takes and why not, its windows and size model, how export gates
 // and builds it, what its programs must look like, the tools it runs, where it runs in
-// Actions and what the model card says of it. Plan, export, check and inspect iterate
-// All and read these values instead of switching on a backend's name, so a new backend
-// (Samsung ENN, once ExecuTorch ships an LLM path for it) is one new file.
+// Actions and what the model card says of it. Plan, export, check and inspect iterate All
+// and read these values instead of switching on a backend's name.
+//
+// Each backend is a folder, pkg/backend/<name>, holding its value and everything only it
+// knows (recipe builder, size formulas and constants, log stage rules, structural check,
+// tools, card words), and registering itself in init. A program links the backends it
+// offers by importing them: the commands import pkg/backend/all, so a new backend (Samsung
+// ENN, once ExecuTorch ships an LLM path for it) is one new folder and one line there.
 package backend
 
 import (
@@ -119,6 +124,9 @@ type Chips struct {
 	Key string
 	// List returns the configured chips, the ones plan offers and export builds.
 	List func(cfg *config.Config) []string
+	// Platform, when set, is why a chip of this backend must name its platform under
+	// chips in pipeline.yaml (the sentence config validation gives).
+	Platform string
 }
 
 // Tools is what an export's tool needs of the host.
@@ -143,7 +151,8 @@ type Tools struct {
 // runners come from its recipe's tiers in pipeline.yaml, its chip axis from Chips).
 type Actions struct {
 	// GPTQ runs the once-per-model GPTQ solve before its exports and hands them the codes
-	// (the seed solved for XNNPACK only).
+	// (the seed solved for XNNPACK only). The first such backend is the one whose recipe
+	// the solve converts the checkpoint as (GPTQ).
 	GPTQ bool
 }
 
@@ -162,9 +171,13 @@ type Card struct {
 	Note func(toolchain map[string]string) string
 }
 
+// StructureChecked is what a card says of a file whose structure passed and that no host
+// runtime could run (the NPU and GPU backends' files).
+const StructureChecked = "structure checked (no host NPU runtime)"
+
 var registry []*Backend
 
-// Register adds a backend; the package's own files register theirs in init. Registering a
+// Register adds a backend; each backend's folder registers its own in init. Registering a
 // name twice panics: a name picks one backend everywhere.
 func Register(b *Backend) {
 	if ByName(b.Name) != nil {
@@ -298,6 +311,17 @@ func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		return nil, fmt.Errorf("no recipe for backend %q (%s)", req.Backend, strings.Join(NamesOf(Exportable()), ", "))
 	}
 	return recipe.Build(cfg, req, b.Recipe, b.AppName)
+}
+
+// GPTQ is the backend whose recipe the GPTQ solve converts the checkpoint as: the first
+// exportable one that runs the solve (Actions.GPTQ); nil when none does.
+func GPTQ() *Backend {
+	for _, b := range Exportable() {
+		if b.Actions.GPTQ {
+			return b
+		}
+	}
+	return nil
 }
 
 // Titles returns the titles of the named backends, in the order given.

@@ -19,16 +19,16 @@ func TestSize(t *testing.T) {
 		actual, estimate int64
 		want             string // "" passes
 	}{
-		{"Qwen3-0.6B XNNPACK 2k as measured", backend.XNNPACK.Check, 496_570_368, 499_968_163, ""},
-		{"Qwen3-0.6B QNN SM8650 2k as measured", backend.QNN.Check, 665_070_592, 664_289_968, ""},
-		{"Qwen3-0.6B Vulkan 2k as measured", backend.Vulkan.Check, 616_000_000, 618_022_109, ""},
-		{"Qwen3-0.6B MT6991 chunk as measured", backend.MediaTek.Check, 86_052_736, 86_402_662, ""},
-		{"SmolLM2-360M 8da4w shipped with fp32 linears", backend.Vulkan.Check, 1_496_334_720, 325_714_444,
+		{"Qwen3-0.6B XNNPACK 2k as measured", spec("xnnpack"), 496_570_368, 499_968_163, ""},
+		{"Qwen3-0.6B QNN SM8650 2k as measured", spec("qnn"), 665_070_592, 664_289_968, ""},
+		{"Qwen3-0.6B Vulkan 2k as measured", spec("vulkan"), 616_000_000, 618_022_109, ""},
+		{"Qwen3-0.6B MT6991 chunk as measured", spec("mediatek"), 86_052_736, 86_402_662, ""},
+		{"SmolLM2-360M 8da4w shipped with fp32 linears", spec("vulkan"), 1_496_334_720, 325_714_444,
 			"the files are 1496334720 bytes, +359.4% off the sizing estimate of 325714444 bytes; vulkan files are within 4% of it"},
-		{"XNNPACK 3% under", backend.XNNPACK.Check, 970, 1000, "-3.0% off the sizing estimate of 1000 bytes; xnnpack files are within 2%"},
-		{"QNN 1.5% over", backend.QNN.Check, 1015, 1000, "+1.5% off"},
-		{"no estimate", backend.XNNPACK.Check, 1000, 0, "the report has no size estimate"},
-		{"no files", backend.XNNPACK.Check, 0, 1000, "the report lists no exported bytes"},
+		{"XNNPACK 3% under", spec("xnnpack"), 970, 1000, "-3.0% off the sizing estimate of 1000 bytes; xnnpack files are within 2%"},
+		{"QNN 1.5% over", spec("qnn"), 1015, 1000, "+1.5% off"},
+		{"no estimate", spec("xnnpack"), 1000, 0, "the report has no size estimate"},
+		{"no files", spec("xnnpack"), 0, 1000, "the report lists no exported bytes"},
 		{"no measured error", check.Spec{Backend: "enn"}, 1000, 1000, "enn has no measured size error"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

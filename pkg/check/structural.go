@@ -22,7 +22,7 @@ type Spec struct {
 	// get_eos_ids list (Qualcomm's static llama), and is then held to that getter.
 	SingularEOS bool
 	// SizeError is how far (a fraction) a file built as sized was measured off its sizing
-	// estimate (sizing.PTEError*); Size fails a file further off.
+	// estimate (each backend states its own, pkg/backend/<name>); Size fails a file further off.
 	SizeError float64
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	_ "github.com/experimentalmachines/exe-expo/pkg/backend/all" // the specs under test are the backends' own
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"

@@ -22,30 +22,30 @@ func auditCommand() Command {
 // auditNames are the command line's names for the audit options a refusal can be about.
 var auditNames = map[audit.Field]string{audit.FieldSource: "SOURCE_MODEL", audit.FieldBackend: "--backend", audit.FieldWindow: "--context"}
 
-func auditFlags(fs *flag.FlagSet) func(Env, []string) int {
+func auditFlags(fs *flag.FlagSet) func(Env, []string) error {
 	var o audit.Options
 	fs.StringVar(&o.Backend, "backend", "xnnpack", "backend folder of the published file; its files must run on the x86 runner")
 	fs.IntVar(&o.Window, "context", 0, "window of the file to audit, in tokens (default: the first file, sorted by name)")
 	fs.StringVar(&o.Work, "work", "audit-work", "working folder for the downloads and gate.json")
 	fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with ExecuTorch 1.4.0 and transformers installed ($EXE_EXPO_PYTHON)")
 	fs.StringVar(&o.ConfigDir, "config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
-	return func(env Env, args []string) int {
+	return func(env Env, args []string) error {
 		if len(args) != 1 {
-			return env.failf(ExitFailed, "audit: give exactly one SOURCE_MODEL, a Hub id")
+			return failf(ExitFailed, "audit: give exactly one SOURCE_MODEL, a Hub id")
 		}
 		o.Source, o.Hub, o.Fetcher, o.Log = args[0], env.Hub, env.Fetcher, env.Stderr
 		o.Ready = func() { maskTokens(env) }
 		res, err := audit.Run(env.Ctx, o)
 		if err != nil {
-			return env.failf(ExitFailed, "audit: %s", auditRefusal(err))
+			return failf(ExitFailed, "audit: %s", auditRefusal(err))
 		}
 		b, _ := json.MarshalIndent(res, "", "  ")
 		fmt.Fprintln(env.Stdout, string(b))
 		fmt.Fprintln(env.Stderr, res.File+": "+res.Gate.Verdict())
 		if !res.Gate.Passed {
-			return ExitFailed
+			return &Failure{Code: ExitFailed} // the verdict above says why
 		}
-		return ExitOK
+		return nil
 	}
 }
 

@@ -16,17 +16,17 @@ func catalogCommand() Command {
 		Name:    "catalog",
 		Summary: "print the output org's catalog of published files, check it against the model repos, or rebuild it from them",
 		Usage:   "[--check] [--rebuild] [--json] [--config DIR]",
-		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
+		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
 			check := fs.Bool("check", false, "compare the catalog with every model repo of the org; exit 2 on any difference")
 			rebuild := fs.Bool("rebuild", false, "rebuild the catalog from the org's model repos and commit it (needs HF_TOKEN)")
 			asJSON := fs.Bool("json", false, "print the catalog as JSON")
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
-			return func(env Env, args []string) int {
+			return func(env Env, args []string) error {
 				if len(args) != 0 {
-					return env.failf(ExitFailed, "catalog: takes no arguments, not %q; the org and the catalog repo come from pipeline.yaml's hub section", strings.Join(args, " "))
+					return failf(ExitFailed, "catalog: takes no arguments, not %q; the org and the catalog repo come from pipeline.yaml's hub section", strings.Join(args, " "))
 				}
 				if *check && *rebuild {
-					return env.failf(ExitFailed, "catalog: --check compares and --rebuild writes: give one")
+					return failf(ExitFailed, "catalog: --check compares and --rebuild writes: give one")
 				}
 				return runCatalog(env, *cfgDir, *check, *rebuild, *asJSON)
 			}
@@ -34,60 +34,60 @@ func catalogCommand() Command {
 	}
 }
 
-func runCatalog(env Env, cfgDir string, check, rebuild, asJSON bool) int {
+func runCatalog(env Env, cfgDir string, check, rebuild, asJSON bool) error {
 	maskTokens(env)
 	cfg, err := config.Load(cfgDir)
 	if err != nil {
-		return env.failf(ExitFailed, "catalog: %v", err)
+		return failf(ExitFailed, "catalog: %w", err)
 	}
 	c := env.Hub
 	repo := cfg.Hub.Catalog()
 	if rebuild {
 		if !c.Authenticated() {
-			return env.failf(ExitFailed, "catalog: --rebuild commits to %s: set HF_TOKEN to a token that can write there", repo)
+			return failf(ExitFailed, "catalog: --rebuild commits to %s: set HF_TOKEN to a token that can write there", repo)
 		}
 		cat, err := catalog.Rebuild(env.Ctx, c, cfg.Hub.Org, repo)
 		if err == nil {
 			_, err = catalog.Write(env.Ctx, c, repo, cat, catalog.Options{})
 		}
 		if err != nil {
-			return env.failf(ExitFailed, "catalog: rebuild: %v", err)
+			return failf(ExitFailed, "catalog: rebuild: %w", err)
 		}
 		fmt.Fprintf(env.Stdout, "catalog %s rebuilt: %d model repo(s)\n", repo, len(cat.Models))
-		return ExitOK
+		return nil
 	}
 	b, err := c.ReadFile(env.Ctx, repo, "main", catalog.File)
 	if err != nil {
-		return env.failf(ExitFailed, "catalog: read %s/%s: %v; if it was lost, `exe-expo catalog --rebuild` makes it again from the model repos", repo, catalog.File, err)
+		return failf(ExitFailed, "catalog: read %s/%s: %w; if it was lost, `exe-expo catalog --rebuild` makes it again from the model repos", repo, catalog.File, err)
 	}
 	cat, err := catalog.Decode(repo+"/"+catalog.File, b)
 	if err != nil {
-		return env.failf(ExitFailed, "catalog: %v", err)
+		return failf(ExitFailed, "catalog: %w", err)
 	}
 	if check {
 		diffs, err := catalog.Check(env.Ctx, c, cat, repo)
 		if err != nil {
-			return env.failf(ExitFailed, "catalog: check: %v", err)
+			return failf(ExitFailed, "catalog: check: %w", err)
 		}
 		if len(diffs) > 0 {
 			for _, d := range diffs {
 				fmt.Fprintln(env.Stdout, "- "+d)
 			}
-			return env.failf(ExitFailed, "catalog: %s differs from the model repos in %d place(s); `exe-expo catalog --rebuild` makes it again", repo, len(diffs))
+			return failf(ExitFailed, "catalog: %s differs from the model repos in %d place(s); `exe-expo catalog --rebuild` makes it again", repo, len(diffs))
 		}
 		fmt.Fprintf(env.Stdout, "catalog %s matches the org's %d model repo(s)\n", repo, len(cat.Models))
-		return ExitOK
+		return nil
 	}
 	if asJSON {
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(cat); err != nil {
-			return env.failf(ExitFailed, "catalog: write: %v", err)
+			return failf(ExitFailed, "catalog: write: %w", err)
 		}
-		return ExitOK
+		return nil
 	}
 	fmt.Fprint(env.Stdout, catalogText(cat))
-	return ExitOK
+	return nil
 }
 
 // catalogText is one line per folder: repo, folder, runtime, windows.

@@ -11,7 +11,6 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/drivers"
-	"github.com/experimentalmachines/exe-expo/pkg/gate"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/report"
 	"github.com/experimentalmachines/exe-expo/pkg/result"
@@ -48,19 +47,19 @@ func (o *checkOpts) flags(fs *flag.FlagSet, sourceHelp string) {
 	fs.StringVar(&o.cfgDir, "config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
 }
 
-func smokeFlags(fs *flag.FlagSet) func(Env, []string) int {
+func smokeFlags(fs *flag.FlagSet) func(Env, []string) error {
 	var o checkOpts
 	o.flags(fs, "the source model folder, whose chat template renders the prompt (default: a completion prompt, recorded)")
-	return func(env Env, args []string) int {
+	return func(env Env, args []string) error {
 		if len(args) != 1 {
-			return env.failf(ExitFailed, "smoke: give exactly one OUT folder, as export wrote it")
+			return failf(ExitFailed, "smoke: give exactly one OUT folder, as export wrote it")
 		}
-		paths, code, done := reportsToCheck(env, "smoke", args[0], o.backend)
+		paths, done, err := reportsToCheck(env, "smoke", args[0], o.backend)
 		if done {
-			return code
+			return err
 		}
 		if err := drivers.CheckPython(env.Ctx, o.python, smokeNeeds...); err != nil {
-			return env.failf(ExitFailed, "smoke: %v", err)
+			return failf(ExitFailed, "smoke: %w", err)
 		}
 		return checkReports(env, "smoke", args[0], paths, func(path string) (*report.Report, error) {
 			return verify.Smoke(env.Ctx, drivers.Runner{Python: o.python, Log: env.Stderr}, args[0], o.source, path)
@@ -76,37 +75,37 @@ var (
 	gateNeeds  = []string{drivers.DistExecuTorch, drivers.DistTorch, drivers.DistTransformers}
 )
 
-func gateFlags(fs *flag.FlagSet) func(Env, []string) int {
+func gateFlags(fs *flag.FlagSet) func(Env, []string) error {
 	var o checkOpts
 	o.flags(fs, "the fp32 source: a model folder, or a Hub id downloaded into --work (weights only when there is no reference yet)")
 	ref := fs.String("reference", "", "gate.json to grade against; made from --source when it does not exist (default: OUT/gate.json)")
 	revision := fs.String("revision", "main", "Hub revision of a --source given as a Hub id")
 	work := fs.String("work", "gate-work", "folder a --source given as a Hub id is downloaded into")
-	return func(env Env, args []string) int {
+	return func(env Env, args []string) error {
 		if len(args) != 1 || o.source == "" {
-			return env.failf(ExitFailed, "gate: give exactly one OUT folder, and the fp32 source with --source")
+			return failf(ExitFailed, "gate: give exactly one OUT folder, and the fp32 source with --source")
 		}
-		g, _, err := loadGate(o)
+		g, err := loadGate(o)
 		if err != nil {
-			return env.failf(ExitFailed, "gate: %v", err)
+			return failf(ExitFailed, "gate: %w", err)
 		}
-		paths, code, done := reportsToCheck(env, "gate", args[0], o.backend)
+		paths, done, err := reportsToCheck(env, "gate", args[0], o.backend)
 		if done {
-			return code
+			return err
 		}
 		if err := drivers.CheckPython(env.Ctx, o.python, gateNeeds...); err != nil {
-			return env.failf(ExitFailed, "gate: %v", err)
+			return failf(ExitFailed, "gate: %w", err)
 		}
 		if *ref == "" {
 			*ref = filepath.Join(args[0], "gate.json")
 		}
 		if g.Source, err = gateSource(env, o.source, *revision, *work, *ref); err != nil {
-			return env.failf(ExitFailed, "gate: %v", err)
+			return failf(ExitFailed, "gate: %w", err)
 		}
 		r := drivers.Runner{Python: o.python, Log: env.Stderr}
 		reference, err := g.Reference(env.Ctx, r, *ref)
 		if err != nil {
-			return env.failf(ExitFailed, "gate: %v", err)
+			return failf(ExitFailed, "gate: %w", err)
 		}
 		return checkReports(env, "gate", args[0], paths, func(path string) (*report.Report, error) {
 			return g.Measure(env.Ctx, r, args[0], path, reference)
@@ -126,68 +125,50 @@ func gateSource(env Env, src, revision, work, ref string) (string, error) {
 	}
 	_, err := os.Stat(ref)
 	weights := errors.Is(err, fs.ErrNotExist)
-	f, err := newFetcher(env)
-	if err != nil {
-		return "", err
-	}
 	maskTokens(env)
 	dir := filepath.Join(work, "source")
-	if _, err := f.Fetch(env.Ctx, src, revision, dir, weights); err != nil {
+	if _, err := env.fetcher().Fetch(env.Ctx, src, revision, dir, weights); err != nil {
 		return "", fmt.Errorf("download %s@%s: %w", src, revision, err)
 	}
 	return dir, nil
 }
 
-// loadGate reads the gate's rows from config, its prompt file and its fidelity text.
-func loadGate(o checkOpts) (verify.Gate, *config.Config, error) {
+// loadGate is the gate the config folder describes, as solve and audit read it, with the
+// fp32 source still to be found.
+func loadGate(o checkOpts) (verify.Gate, error) {
 	cfg, err := config.Load(o.cfgDir)
 	if err != nil {
-		return verify.Gate{}, nil, err
-	}
-	g, err := gateFrom(cfg, o.cfgDir, o.source)
-	return g, cfg, err
-}
-
-// gateFrom is the gate config describes: its rows, its prompt file and the fidelity text
-// from the config folder cfgDir ("" for the embedded one).
-func gateFrom(cfg *config.Config, cfgDir, source string) (verify.Gate, error) {
-	p, id, err := gate.LoadPrompt(cfg.Gate.PromptFile)
-	if err != nil {
 		return verify.Gate{}, err
 	}
-	text, err := gate.LoadFidelityText(cfgDir, cfg.Gate)
-	if err != nil {
-		return verify.Gate{}, err
-	}
-	return verify.Gate{Rows: gate.RowsFrom(cfg.Gate), Prompt: p, PromptID: id, Fidelity: &text, Source: source}, nil
+	return verify.GateFrom(cfg, o.cfgDir, o.source)
 }
 
 // reportsToCheck finds the reports under out before any Python starts, and records the
 // windows skipped, as the export results in OUT/results/ record them. done says the command
-// is over with code: a folder without reports is refused, and one whose every window was
-// skipped has nothing to check and passes.
-func reportsToCheck(env Env, name, out, backend string) (paths []string, code int, done bool) {
+// is over, with err its end: a folder without reports is refused, and one whose every
+// window was skipped has nothing to check and passes (done, with a nil err).
+func reportsToCheck(env Env, name, out, backend string) (paths []string, done bool, err error) {
 	skipped, err := skippedIn(out)
 	if err != nil {
-		return nil, env.failf(ExitFailed, "%s: %v", name, err), true
+		return nil, true, failf(ExitFailed, "%s: %w", name, err)
 	}
 	env.outputs().Skipped = skipped
 	paths, err = verify.Reports(out, backend)
 	if err != nil && len(skipped) > 0 && !hasReports(out) {
 		fmt.Fprintf(env.Stdout, "%s: nothing to check: all %d window(s) in %s were skipped\n", name, len(skipped), out)
-		return nil, ExitOK, true
+		return nil, true, nil
 	}
 	if err != nil {
-		return nil, env.failf(ExitFailed, "%s: %v", name, err), true
+		return nil, true, failf(ExitFailed, "%s: %w", name, err)
 	}
-	return paths, ExitOK, false
+	return paths, false, nil
 }
 
 // checkReports runs check on every report reportsToCheck found, prints each report's
-// verdicts and adds them to the step summary: exit 0 when nothing blocks publishing, 2
-// otherwise. The result lists the .pte files and the reports that passed, and the windows
-// refused with their file and why (relative to OUT), for the fp32 fallback.
-func checkReports(env Env, name, out string, paths []string, check func(path string) (*report.Report, error)) int {
+// verdicts and adds them to the step summary: nil when nothing blocks publishing, a
+// Failure (exit 2) otherwise. The result lists the .pte files and the reports that passed,
+// and the windows refused with their file and why (relative to OUT), for the fp32 fallback.
+func checkReports(env Env, name, out string, paths []string, check func(path string) (*report.Report, error)) error {
 	var md strings.Builder
 	var blocked []string
 	for _, path := range paths {
@@ -195,7 +176,7 @@ func checkReports(env Env, name, out string, paths []string, check func(path str
 		if err != nil {
 			// a check that could not run refused no file: nothing may fall back on it
 			env.outputs().Failed = nil
-			return env.failf(ExitFailed, "%s: %v", name, err)
+			return failf(ExitFailed, "%s: %w", name, err)
 		}
 		lines := verify.Summary(path, rep)
 		fmt.Fprintln(env.Stdout, strings.Join(lines, "\n"))
@@ -219,9 +200,9 @@ func checkReports(env Env, name, out string, paths []string, check func(path str
 	}
 	stepSummary(env, "### "+name+"\n\n"+md.String())
 	if len(blocked) > 0 {
-		return env.failf(ExitFailed, "%s: %d of %d file(s) cannot be published: %s", name, len(blocked), len(paths), strings.Join(blocked, " | "))
+		return failf(ExitFailed, "%s: %d of %d file(s) cannot be published: %s", name, len(blocked), len(paths), strings.Join(blocked, " | "))
 	}
-	return ExitOK
+	return nil
 }
 
 // failedWindow is a refused report's window for the result: its first .pte file, the

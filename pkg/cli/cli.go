@@ -49,15 +49,55 @@ type Env struct {
 	res *result.Result
 }
 
-// failf prints the sentence that says why the command stops, records it as the result's
-// reason and returns code, so the log and the result never say different things.
-func (env Env) failf(code int, format string, args ...any) int {
-	msg := fmt.Sprintf(format, args...)
+// Failure is how a command ends other than in success: the exit code, and the error whose
+// sentence says why. Commands return it rather than print it so that Main is the one place
+// that decides what the user reads on stderr and what the --result file records, and says
+// each once. A verdict that is no fault, such as plan's exit 3 for a model not eligible or
+// export's exit 4 for a skipped window, is a Failure too, with its own code. A Failure
+// without Err ends quietly, for a verdict the command's output already gave (audit's
+// refused gate).
+type Failure struct {
+	Code int
+	Err  error
+}
+
+// Error is the sentence Main prints and records.
+func (f *Failure) Error() string {
+	if f.Err == nil {
+		return fmt.Sprintf("exit code %d", f.Code)
+	}
+	return f.Err.Error()
+}
+
+// Unwrap gives the error the Failure words, for errors.Is and errors.As.
+func (f *Failure) Unwrap() error { return f.Err }
+
+// failf is the Failure with code whose sentence is fmt.Errorf(format, args...).
+func failf(code int, format string, args ...any) error {
+	return &Failure{Code: code, Err: fmt.Errorf(format, args...)}
+}
+
+// end is how the command that returned err ends: it prints err's sentence on stderr,
+// records it as the result's reason and returns the exit code, ExitOK for nil and
+// ExitFailed for an error that is no Failure. It is the one place a command's end is
+// printed and recorded, so the log and the result never say different things.
+func (env Env) end(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var f *Failure
+	if !errors.As(err, &f) {
+		f = &Failure{Code: ExitFailed, Err: err}
+	}
+	if f.Err == nil {
+		return f.Code
+	}
+	msg := err.Error()
 	fmt.Fprintln(env.Stderr, msg)
 	if env.res != nil {
 		env.res.Reason = msg
 	}
-	return code
+	return f.Code
 }
 
 // outputs is where a command records what it made; a throwaway outside Main.
@@ -68,15 +108,16 @@ func (env Env) outputs() *result.Outputs {
 	return &env.res.Outputs
 }
 
-// Command is one subcommand. Run returns the process exit code.
+// Command is one subcommand.
 type Command struct {
 	Name    string
 	Summary string
 	// Usage is the argument synopsis printed after the command name in --help.
 	Usage string
 	// Flags declares the command's flags on fs and returns the function that runs it with
-	// the remaining positional arguments.
-	Flags func(fs *flag.FlagSet) func(env Env, args []string) int
+	// the remaining positional arguments. That function returns nil for success and a
+	// *Failure (or any error, for exit 2) otherwise, without printing it: Main does.
+	Flags func(fs *flag.FlagSet) func(env Env, args []string) error
 }
 
 // commandList is every command the CLI offers, in the order help lists them: one place
@@ -145,9 +186,9 @@ func mainWith(env Env, args []string) int {
 			return ExitOK
 		}
 		// The parse stopped at the mistake, maybe before --result: look for it in the words.
-		return finish(env, resultArg(args[1:]), env.failf(ExitFailed, "exe-expo %s: %s", c.Name, flagMistake(fs, err)))
+		return finish(env, resultArg(args[1:]), env.end(failf(ExitFailed, "exe-expo %s: %s", c.Name, flagMistake(fs, err))))
 	}
-	return finish(env, *resultPath, interrupted(env, c.Name, run(env, fs.Args())))
+	return finish(env, *resultPath, interrupted(env, c.Name, env.end(run(env, fs.Args()))))
 }
 
 // resultArg is the value of --result among args, for a command line the flag package
@@ -184,19 +225,20 @@ func finish(env Env, path string, code int) int {
 		return code
 	}
 	if err := result.Write(path, env.res); err != nil {
-		return env.failf(ExitFailed, "exe-expo %s: %v", env.res.Command, err)
+		return env.end(failf(ExitFailed, "exe-expo %s: %w", env.res.Command, err))
 	}
 	return code
 }
 
 // interrupted turns the failure of a command whose context ended (Ctrl-C, SIGTERM) into
-// ExitInterrupted and says so. A command that finished despite the signal keeps its code:
-// its work is done, or its verdict (not eligible, skipped) stands.
+// ExitInterrupted and says so, after the command's own sentence. A command that finished
+// despite the signal keeps its code: its work is done, or its verdict (not eligible,
+// skipped) stands.
 func interrupted(env Env, name string, code int) int {
 	if code != ExitFailed || env.Ctx == nil || env.Ctx.Err() == nil {
 		return code
 	}
-	return env.failf(ExitInterrupted, "exe-expo: %s stopped: %v", name, context.Cause(env.Ctx))
+	return env.end(failf(ExitInterrupted, "exe-expo: %s stopped: %w", name, context.Cause(env.Ctx)))
 }
 
 // help answers `exe-expo help [COMMAND]` on stdout.

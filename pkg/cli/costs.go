@@ -16,34 +16,34 @@ func costsCommand() Command {
 		Name:    "costs",
 		Summary: "fit the export-time table plan costs runs with, from pipeline.yaml's measurements and the export reports under OUT folders",
 		Usage:   "[OUT...] [--config DIR]",
-		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
+		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
-			return func(env Env, args []string) int { return runCosts(env, *cfgDir, args) }
+			return func(env Env, args []string) error { return runCosts(env, *cfgDir, args) }
 		},
 	}
 }
 
 // runCosts prints each backend's fit, then the export_times entries (the configuration's
 // and one per report with a time) for pipeline.yaml.
-func runCosts(env Env, cfgDir string, outs []string) int {
+func runCosts(env Env, cfgDir string, outs []string) error {
 	cfg, err := config.Load(cfgDir)
 	if err != nil {
-		return env.failf(ExitFailed, "costs: %v", err)
+		return failf(ExitFailed, "costs: %w", err)
 	}
 	times := append([]config.ExportTime(nil), cfg.ExportTimes...)
 	added := 0
 	for _, out := range outs {
 		paths, err := report.Find(out, "", "")
 		if err != nil {
-			return env.failf(ExitFailed, "costs: %v", err)
+			return failf(ExitFailed, "costs: %w", err)
 		}
 		if len(paths) == 0 {
-			return env.failf(ExitFailed, "costs: %s holds no export report (export-report-*.json in a backend folder)", out)
+			return failf(ExitFailed, "costs: %s holds no export report (export-report-*.json in a backend folder)", out)
 		}
 		for _, p := range paths {
 			r, err := report.Read(p)
 			if err != nil {
-				return env.failf(ExitFailed, "costs: %v", err)
+				return failf(ExitFailed, "costs: %w", err)
 			}
 			if t, ok := cost.FromReport(p, r); ok {
 				times = append(times, t)
@@ -69,5 +69,5 @@ func runCosts(env Env, cfgDir string, outs []string) int {
 	}
 	b.WriteString("\nFor pipeline.yaml:\n\n" + cost.YAML(times))
 	fmt.Fprint(env.Stdout, b.String())
-	return ExitOK
+	return nil
 }

@@ -17,15 +17,12 @@ import (
 	toolrun "github.com/experimentalmachines/exe-expo/pkg/run"
 )
 
-// newFetcher builds the Hub downloader export uses; nil means local folders only.
-var newFetcher = func(env Env) (export.Fetcher, error) { return nil, nil }
-
 func exportCommand() Command {
 	return Command{
 		Name:    "export",
 		Summary: "export one model to one backend at one window (and chip), with its report",
 		Usage:   "--backend " + strings.Join(exportable(), "|") + " MODEL --out DIR --work DIR [--context N] [--soc CHIP] [--codes FILE] [--revision R]",
-		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
+		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
 			var o export.Options
 			fs.StringVar(&o.Backend, "backend", "", words(exportable(), "or")+" (required)")
 			fs.IntVar(&o.Window, "context", 0, "context window in tokens, one of the windows plan lists (default: the largest this host can build within the model's limit; QNN and MediaTek: their configured window)")
@@ -43,19 +40,16 @@ func exportCommand() Command {
 			fs.StringVar(&o.ExecuTorch, "executorch", os.Getenv("EXECUTORCH_SRC"), "ExecuTorch source tree at EXECUTORCH_COMMIT, for QNN params and examples/mediatek ($EXECUTORCH_SRC)")
 			fs.DurationVar(&o.Timeout, "timeout", 0, "kill a tool that runs longer than this (0: no limit)")
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
-			return func(env Env, args []string) int {
+			return func(env Env, args []string) error {
 				if len(args) != 1 {
-					return env.failf(ExitFailed, "export: give exactly one MODEL: a Hub id or a local model folder")
+					return failf(ExitFailed, "export: give exactly one MODEL: a Hub id or a local model folder")
 				}
 				o.Model = args[0]
 				cfg, err := config.Load(*cfgDir)
 				if err != nil {
-					return env.failf(ExitFailed, "export: %v", err)
+					return failf(ExitFailed, "export: %w", err)
 				}
-				o.Config = cfg
-				if o.Fetcher, err = newFetcher(env); err != nil {
-					return env.failf(ExitFailed, "export: %v", err)
-				}
+				o.Config, o.Fetcher = cfg, env.fetcher()
 				maskTokens(env)
 				o.Log = env.Stderr
 				o.RunURL, o.RunID = actionsRun()
@@ -106,7 +100,7 @@ func actionsRun() (url, id string) {
 	return fmt.Sprintf("%s/%s/actions/runs/%s", envOr("GITHUB_SERVER_URL", "https://github.com"), os.Getenv("GITHUB_REPOSITORY"), id), id
 }
 
-func runExport(env Env, o export.Options) int {
+func runExport(env Env, o export.Options) error {
 	start := time.Now()
 	res, err := export.Run(env.Ctx, o)
 	code := export.ExitCode(err)
@@ -116,17 +110,17 @@ func runExport(env Env, o export.Options) int {
 	case errors.As(err, &input):
 		msg := refusal(err, input)
 		stepSummary(env, fmt.Sprintf("### %s → %s: refused\n\n%s\n", o.Model, o.Backend, msg))
-		return env.failf(code, "export: %s", msg)
+		return failf(code, "export: %s", msg)
 	case code == ExitSkipped:
 		if inActions() {
 			actionsFor(env).Warningf("%s cannot be exported on this runner: %v", o.Model, err)
 		}
 		stepSummary(env, fmt.Sprintf("### %s → %s: window skipped\n\n%v\n", o.Model, o.Backend, err))
 		env.outputs().Skipped = []result.Skipped{{Window: o.Window, SoC: o.SoC, Reason: skipReason(err)}}
-		return env.failf(code, "%v", err)
+		return failf(code, "%w", err)
 	default:
 		stepSummary(env, fmt.Sprintf("### %s → %s: failed\n\n```\n%v\n%s```\n", o.Model, o.Backend, err, toolTail(err)))
-		return env.failf(code, "export failed: %v", err)
+		return failf(code, "export failed: %w", err)
 	}
 	stepSummary(env, exportSummary(res.Report))
 	paths := make([]string, 0, len(res.Report.Files))
@@ -139,7 +133,7 @@ func runExport(env Env, o export.Options) int {
 	}, "", "  ")
 	fmt.Fprintln(env.Stdout, string(out))
 	exportOutputs(env.outputs(), res)
-	return ExitOK
+	return nil
 }
 
 // exportOutputs records the .pte files the export made (relative to its out folder) and

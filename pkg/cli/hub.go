@@ -45,10 +45,3 @@ func (env Env) fetcher() export.Fetcher {
 	}
 	return env.Fetcher
 }
-
-// plan.go, export.go and checks.go still call newHub and newFetcher; these go once they
-// call env.hubReader and env.fetcher.
-func init() {
-	newHub = func(env Env) (source.HubReader, error) { return env.hubReader(), nil }
-	newFetcher = func(env Env) (export.Fetcher, error) { return env.fetcher(), nil }
-}

@@ -36,7 +36,7 @@ type inspectOpts struct {
 	mtkPrompt, mtkWindow, mtkChunk int
 }
 
-func inspectFlags(fs *flag.FlagSet) func(Env, []string) int {
+func inspectFlags(fs *flag.FlagSet) func(Env, []string) error {
 	var o inspectOpts
 	fs.BoolVar(&o.asJSON, "json", false, "print JSON instead of text")
 	fs.StringVar(&o.backend, "backend", "", "run the structural check for "+words(exportable(), "or"))
@@ -49,16 +49,16 @@ func inspectFlags(fs *flag.FlagSet) func(Env, []string) int {
 	fs.IntVar(&o.mtkPrompt, "mtk-prompt-tokens", 128, "MediaTek prompt tokens per call")
 	fs.IntVar(&o.mtkWindow, "mtk-window", 0, "MediaTek cache size (context window)")
 	fs.IntVar(&o.mtkChunk, "mtk-chunk", 0, "MediaTek 0-based chunk index")
-	return func(env Env, args []string) int {
+	return func(env Env, args []string) error {
 		if len(args) != 1 {
-			return env.failf(ExitFailed, "inspect: give exactly one .pte file")
+			return failf(ExitFailed, "inspect: give exactly one .pte file")
 		}
 		if unchecked := checkOnly(fs); o.backend == "" && len(unchecked) > 0 {
 			verb, what := "needs", "it is a value"
 			if len(unchecked) > 1 {
 				verb, what = "need", "they are values"
 			}
-			return env.failf(ExitFailed, "inspect: %s %s --backend: %s the structural check holds the file to, and only --backend %s runs that check",
+			return failf(ExitFailed, "inspect: %s %s --backend: %s the structural check holds the file to, and only --backend %s runs that check",
 				words(unchecked, "and"), verb, what, words(exportable(), "or"))
 		}
 		return runInspect(env, args[0], o)
@@ -120,18 +120,18 @@ func tokenID(s string) (int64, error) {
 	return v, nil
 }
 
-func runInspect(env Env, path string, o inspectOpts) int {
+func runInspect(env Env, path string, o inspectOpts) error {
 	b := backend.ByName(o.backend)
 	if o.backend != "" && (b == nil || b.Check.Program == nil) {
-		return env.failf(ExitFailed, "inspect: unknown backend %q (%s)", o.backend, strings.Join(exportable(), ", "))
+		return failf(ExitFailed, "inspect: unknown backend %q (%s)", o.backend, strings.Join(exportable(), ", "))
 	}
 	want, err := o.expect()
 	if err != nil {
-		return env.failf(ExitFailed, "inspect: %v", err)
+		return failf(ExitFailed, "inspect: %w", err)
 	}
 	prog, err := pte.OpenFile(path)
 	if err != nil {
-		return env.failf(ExitFailed, "inspect: %v", err)
+		return failf(ExitFailed, "inspect: %w", err)
 	}
 	view := newInspectView(filepath.Base(path), prog)
 	if o.backend != "" {
@@ -146,14 +146,14 @@ func runInspect(env Env, path string, o inspectOpts) int {
 		err = view.writeText(env.Stdout)
 	}
 	if err != nil {
-		return env.failf(ExitFailed, "inspect: write: %v", err)
+		return failf(ExitFailed, "inspect: write: %w", err)
 	}
 	if c := view.Check; c != nil && !c.Passed {
 		// The verdict is in the output above too; stderr (and --result) says why as well,
 		// so a script that keeps only stderr, or --json's reader, is told.
-		return env.failf(ExitFailed, "inspect: %s fails the %s structural check: %s", path, c.Backend, strings.Join(c.Problems, "; "))
+		return failf(ExitFailed, "inspect: %s fails the %s structural check: %s", path, c.Backend, strings.Join(c.Problems, "; "))
 	}
-	return ExitOK
+	return nil
 }
 
 // inspectView is what inspect prints, in text or as JSON.

@@ -15,16 +15,12 @@ import (
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
-// newHub builds the Hub client plan uses; nil means offline only. It is a variable so the
-// Hub client package can plug itself in (and tests can point it at a local server).
-var newHub = func(env Env) (source.HubReader, error) { return nil, nil }
-
 func planCommand() Command {
 	return Command{
 		Name:    "plan",
 		Summary: "say whether a model can be exported, to which backends, and what every window costs",
 		Usage:   "MODEL [--id ORG/NAME] [--revision R] [--backend B] [--json] [--config DIR]",
-		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
+		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
 			id := fs.String("id", "", "the Hub id a local MODEL folder holds (the name rules and the QNN registry go by it; default: the folder's name)")
 			revision := fs.String("revision", "main", "Hub revision (branch, tag or commit); an offline plan says it was not checked")
 			only := fs.String("backend", "", "show one backend only: "+words(backend.Names(), "or"))
@@ -33,18 +29,18 @@ func planCommand() Command {
 			contexts := fs.String("contexts", "", "with --backend: the windows to build, in tokens, separated by commas (default: all of the backend's)")
 			socs := fs.String("socs", "", "with --backend qnn or mediatek: the chips to build for, separated by commas (default: pipeline.yaml's)")
 			fallback := fs.String("fallback", "", "with --backend: plan the fp32 fallback of the windows whose file the checks refused, as this gate (or smoke) --result file lists them")
-			return func(env Env, args []string) int {
+			return func(env Env, args []string) error {
 				if len(args) != 1 {
-					return env.failf(ExitFailed, "plan: give exactly one MODEL: a Hub id such as Qwen/Qwen3-1.7B or a local folder holding config.json")
+					return failf(ExitFailed, "plan: give exactly one MODEL: a Hub id such as Qwen/Qwen3-1.7B or a local folder holding config.json")
 				}
 				if *only != "" && backend.ByName(*only) == nil {
-					return env.failf(ExitFailed, "plan: unknown backend %q (%s)", *only, strings.Join(backend.Names(), ", "))
+					return failf(ExitFailed, "plan: unknown backend %q (%s)", *only, strings.Join(backend.Names(), ", "))
 				}
 				if *only == "" && (*contexts != "" || *socs != "") {
-					return env.failf(ExitFailed, "plan: --contexts and --socs pick the windows and chips of one backend; give it with --backend")
+					return failf(ExitFailed, "plan: --contexts and --socs pick the windows and chips of one backend; give it with --backend")
 				}
 				if *fallback != "" && (*only == "" || *contexts != "") {
-					return env.failf(ExitFailed, "plan: --fallback plans one backend's fp32 windows from the failed windows of its gate result; give the backend with --backend, and no --contexts")
+					return failf(ExitFailed, "plan: --fallback plans one backend's fp32 windows from the failed windows of its gate result; give the backend with --backend, and no --contexts")
 				}
 				return runPlan(env, planRequest{ref: args[0], id: *id, revision: *revision, backend: *only, cfgDir: *cfgDir, asJSON: *asJSON,
 					contexts: *contexts, socs: *socs, fallback: *fallback})
@@ -62,19 +58,15 @@ type planRequest struct {
 	asJSON   bool
 }
 
-func runPlan(env Env, r planRequest) int {
+func runPlan(env Env, r planRequest) error {
 	maskTokens(env)
 	cfg, err := config.Load(r.cfgDir)
 	if err != nil {
-		return env.failf(ExitFailed, "plan: %v", err)
+		return failf(ExitFailed, "plan: %w", err)
 	}
-	hub, err := newHub(env)
+	src, offline, err := openPlanModel(env, r, env.hubReader())
 	if err != nil {
-		return env.failf(ExitFailed, "plan: %v", err)
-	}
-	src, offline, err := openPlanModel(env, r, hub)
-	if err != nil {
-		return env.failf(ExitFailed, "plan: %v", err)
+		return failf(ExitFailed, "plan: %w", err)
 	}
 	p := plan.Build(cfg, src, r.backend)
 	p.Offline = offline
@@ -82,7 +74,7 @@ func runPlan(env Env, r planRequest) int {
 	var sel plan.Selection
 	if code == ExitOK && r.backend != "" {
 		if sel, err = selectWindows(p, r); err != nil {
-			return env.failf(ExitFailed, "plan: %v", err)
+			return failf(ExitFailed, "plan: %w", err)
 		}
 		o := env.outputs()
 		o.Windows, o.Skipped, o.SoCs = sel.Windows, sel.Skipped, sel.SoCs
@@ -99,12 +91,12 @@ func runPlan(env Env, r planRequest) int {
 		err = p.WriteText(env.Stdout)
 	}
 	if err != nil {
-		return env.failf(ExitFailed, "plan: write: %v", err)
+		return failf(ExitFailed, "plan: write: %w", err)
 	}
 	if code != ExitOK {
-		return env.failf(code, "plan: %s", reason)
+		return failf(code, "plan: %s", reason)
 	}
-	return ExitOK
+	return nil
 }
 
 // openPlanModel opens MODEL; --id names the Hub id a local folder holds, as for export,

@@ -23,26 +23,26 @@ func publishCommand() Command {
 		Name:    "publish",
 		Summary: "publish exported windows to the model's Hugging Face repo (one commit per window)",
 		Usage:   "REPORT_DIR [--backend " + strings.Join(backend.NamesOf(backend.Exportable()), "|") + "] [--context N] [--repo ORG/NAME] [--dry-run] [--release] [--config DIR]",
-		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
+		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
 			backendName := fs.String("backend", "", "publish only this backend's reports (default: every report in REPORT_DIR)")
 			window := fs.Int("context", 0, "publish only this window, in tokens (default: every window in REPORT_DIR)")
 			repo := fs.String("repo", "", "Hub repo to publish to (default: each report's output_repo)")
 			dry := fs.Bool("dry-run", false, "print the commit each window would make (files, sizes, the model card's diff) and write nothing")
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env, whose windows a report must have (default: the embedded config)")
 			rel := fs.Bool("release", false, "also make each window a GitHub release of $GITHUB_REPOSITORY (token: $GH_TOKEN), files over 2 GiB linked on the Hub")
-			return func(env Env, args []string) int {
+			return func(env Env, args []string) error {
 				if len(args) != 1 {
-					return env.failf(ExitFailed, "publish: give exactly one REPORT_DIR: the export's --out folder")
+					return failf(ExitFailed, "publish: give exactly one REPORT_DIR: the export's --out folder")
 				}
 				if *backendName != "" && backend.ByName(*backendName) == nil {
-					return env.failf(ExitFailed, "publish: unknown backend %q for --backend (%s)", *backendName, strings.Join(backend.Names(), ", "))
+					return failf(ExitFailed, "publish: unknown backend %q for --backend (%s)", *backendName, strings.Join(backend.Names(), ", "))
 				}
 				if *dry && *rel {
-					return env.failf(ExitFailed, "publish: --dry-run writes nothing, so it takes no --release")
+					return failf(ExitFailed, "publish: --dry-run writes nothing, so it takes no --release")
 				}
 				if *repo != "" {
 					if err := model.CheckID("--repo", *repo); err != nil {
-						return env.failf(ExitFailed, "publish: %v", err)
+						return failf(ExitFailed, "publish: %w", err)
 					}
 				}
 				maskTokens(env)
@@ -61,15 +61,15 @@ type publishRun struct {
 
 // runPublish loads every window first, so a refusal of any stops the run before the Hub
 // is touched, then publishes them one commit each (and one release each with --release).
-func runPublish(env Env, o publishRun) int {
+func runPublish(env Env, o publishRun) error {
 	dir := o.dir
 	paths, err := publish.Find(dir, o.backend, o.window)
 	if err != nil {
-		return env.failf(ExitFailed, "publish: %v", err)
+		return failf(ExitFailed, "publish: %w", err)
 	}
 	cfg, err := config.Load(o.cfgDir)
 	if err != nil {
-		return env.failf(ExitFailed, "publish: %v", err)
+		return failf(ExitFailed, "publish: %w", err)
 	}
 	var wins []*publish.Window
 	for _, p := range paths {
@@ -78,25 +78,25 @@ func runPublish(env Env, o publishRun) int {
 			err = w.CheckWindow(cfg)
 		}
 		if err != nil {
-			return env.failf(ExitFailed, "publish: %v", err)
+			return failf(ExitFailed, "publish: %w", err)
 		}
 		wins = append(wins, w)
 	}
 	c := env.Hub
 	if !o.dry && !c.Authenticated() {
-		return env.failf(ExitFailed, "publish: no Hub token: set HF_TOKEN to a token that can write to the output repo")
+		return failf(ExitFailed, "publish: no Hub token: set HF_TOKEN to a token that can write to the output repo")
 	}
 	var gh *release.Publisher
 	if o.release {
 		if gh, err = release.FromEnv(); err != nil {
-			return env.failf(ExitFailed, "publish: --release: %v", err)
+			return failf(ExitFailed, "publish: --release: %w", err)
 		}
 	}
 	for _, w := range wins {
 		if o.dry {
 			p, err := publish.DryRun(env.Ctx, c, w)
 			if err != nil {
-				return env.failf(ExitFailed, "publish: %v", err)
+				return failf(ExitFailed, "publish: %w", err)
 			}
 			fmt.Fprint(env.Stdout, p.Text())
 			publishOutputs(env.outputs(), c.Endpoint(), w)
@@ -104,7 +104,7 @@ func runPublish(env Env, o publishRun) int {
 		}
 		res, err := publish.Publish(env.Ctx, w, publish.Options{Client: c})
 		if err != nil {
-			return env.failf(ExitFailed, "publish: %v", err)
+			return failf(ExitFailed, "publish: %w", err)
 		}
 		switch {
 		case res.NoOp:
@@ -115,8 +115,8 @@ func runPublish(env Env, o publishRun) int {
 			fmt.Fprintf(env.Stdout, "%s %s: %s\n", w.Folder, w.Label, res.URL)
 		}
 		if gh != nil {
-			if code := publishRelease(env, gh, dir, w); code != ExitOK {
-				return code
+			if err := publishRelease(env, gh, dir, w); err != nil {
+				return err
 			}
 		}
 		stepSummary(env, publish.Summary(w, res))
@@ -126,14 +126,14 @@ func runPublish(env Env, o publishRun) int {
 		publishOutputs(env.outputs(), c.Endpoint(), w)
 	}
 	if o.dry {
-		return ExitOK
+		return nil
 	}
 	return updateCatalog(env, c, cfg, wins)
 }
 
 // updateCatalog brings the org's catalog up to date with each repo published, once per
 // repo, after its windows landed.
-func updateCatalog(env Env, c *hub.Client, cfg *config.Config, wins []*publish.Window) int {
+func updateCatalog(env Env, c *hub.Client, cfg *config.Config, wins []*publish.Window) error {
 	done := map[string]bool{}
 	for _, w := range wins {
 		if done[w.Repo] {
@@ -142,7 +142,7 @@ func updateCatalog(env Env, c *hub.Client, cfg *config.Config, wins []*publish.W
 		done[w.Repo] = true
 		changed, err := catalog.Update(env.Ctx, c, cfg.Hub.Catalog(), cfg.Hub.Org, w.Repo, catalog.Options{})
 		if err != nil {
-			return env.failf(ExitFailed, "publish: the Hub has %s, but the catalog %s could not be updated: %v; run `exe-expo catalog --rebuild` to bring it up to date", w.Repo, cfg.Hub.Catalog(), err)
+			return failf(ExitFailed, "publish: the Hub has %s, but the catalog %s could not be updated: %w; run `exe-expo catalog --rebuild` to bring it up to date", w.Repo, cfg.Hub.Catalog(), err)
 		}
 		if changed {
 			fmt.Fprintf(env.Stdout, "catalog %s: %s updated\n", cfg.Hub.Catalog(), w.Repo)
@@ -150,7 +150,7 @@ func updateCatalog(env Env, c *hub.Client, cfg *config.Config, wins []*publish.W
 			fmt.Fprintf(env.Stdout, "catalog %s: %s already current\n", cfg.Hub.Catalog(), w.Repo)
 		}
 	}
-	return ExitOK
+	return nil
 }
 
 // publishOutputs records the repo published to (the last window's), its page, and the
@@ -166,18 +166,18 @@ func publishOutputs(o *result.Outputs, endpoint string, w *publish.Window) {
 }
 
 // publishRelease makes the window's GitHub release, after its Hub commit.
-func publishRelease(env Env, gh *release.Publisher, dir string, w *publish.Window) int {
+func publishRelease(env Env, gh *release.Publisher, dir string, w *publish.Window) error {
 	rel, err := release.ForReport(dir, filepath.Join(dir, filepath.FromSlash(w.ReportPath)))
 	if err == nil {
 		_, err = gh.Publish(env.Ctx, rel)
 	}
 	if err != nil {
-		return env.failf(ExitFailed, "publish: the Hub has %s %s, but its GitHub release failed: %v", w.Folder, w.Label, err)
+		return failf(ExitFailed, "publish: the Hub has %s %s, but its GitHub release failed: %w", w.Folder, w.Label, err)
 	}
 	fmt.Fprintf(env.Stdout, "%s %s: GitHub release %s (%d assets", w.Folder, w.Label, rel.Tag, len(rel.Assets))
 	if n := len(rel.TooLarge); n > 0 {
 		fmt.Fprintf(env.Stdout, ", %d file(s) over 2 GiB linked on the Hub", n)
 	}
 	fmt.Fprintln(env.Stdout, ")")
-	return ExitOK
+	return nil
 }

@@ -20,20 +20,20 @@ func versionCommand() Command {
 	return Command{
 		Name:    "version",
 		Summary: "print the exe-expo version, the commit it was built from and the ExecuTorch it targets",
-		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
-			return func(env Env, args []string) int {
+		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
+			return func(env Env, args []string) error {
 				if len(args) != 0 {
-					return env.failf(ExitFailed, "version: takes no arguments, got %s", strings.Join(args, " "))
+					return failf(ExitFailed, "version: takes no arguments, got %s", strings.Join(args, " "))
 				}
 				cfg, err := config.Default()
 				if err != nil {
-					return env.failf(ExitFailed, "version: %v", err)
+					return failf(ExitFailed, "version: %w", err)
 				}
 				info, _ := debug.ReadBuildInfo()
 				if err := writeVersion(env.Stdout, info, version, cfg.Versions); err != nil {
-					return env.failf(ExitFailed, "version: %v", err)
+					return failf(ExitFailed, "version: %w", err)
 				}
-				return ExitOK
+				return nil
 			}
 		},
 	}

@@ -25,7 +25,7 @@ func watchCommand() Command {
 		Name:    "watch",
 		Summary: "check the watched Hugging Face orgs for new models and dispatch their exports, one backend after the other",
 		Usage:   "--state FILE [--state-branch BRANCH] [--backfill ID,ID] [--dry-run] [--requeue] [--summary FILE] [--repo OWNER/NAME] [--ref BRANCH] [--config DIR]",
-		Flags: func(fs *flag.FlagSet) func(Env, []string) int {
+		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
 			var r watchRequest
 			fs.StringVar(&r.state, "state", "", "the state file (seen.json): a local file, or its path on --state-branch")
 			fs.StringVar(&r.branch, "state-branch", "", "keep the state on this branch of the repository, read and written through the GitHub API (default: the local --state file)")
@@ -36,20 +36,20 @@ func watchCommand() Command {
 			fs.StringVar(&r.cfgDir, "config", "", "directory holding pipeline.yaml and versions.env (default: the embedded config)")
 			fs.StringVar(&r.repo, "repo", os.Getenv("GITHUB_REPOSITORY"), "the GitHub repository (owner/name) whose export workflows run ($GITHUB_REPOSITORY when set)")
 			fs.StringVar(&r.ref, "ref", envOr("GITHUB_REF_NAME", "main"), "the branch the export workflows are dispatched on ($GITHUB_REF_NAME when set)")
-			return func(env Env, args []string) int {
+			return func(env Env, args []string) error {
 				if len(args) != 0 {
-					return env.failf(ExitFailed, "watch: takes no arguments, not %q; models to export now go in --backfill", strings.Join(args, " "))
+					return failf(ExitFailed, "watch: takes no arguments, not %q; models to export now go in --backfill", strings.Join(args, " "))
 				}
 				if r.state == "" {
-					return env.failf(ExitFailed, "watch: give --state FILE, the seen.json that remembers the models already checked")
+					return failf(ExitFailed, "watch: give --state FILE, the seen.json that remembers the models already checked")
 				}
 				if err := r.checkNames(); err != nil {
-					return env.failf(ExitFailed, "watch: %v", err)
+					return failf(ExitFailed, "watch: %w", err)
 				}
 				r.opts.Backfill = splitIDs(*backfill)
 				for _, id := range r.opts.Backfill {
 					if !model.ValidID(id) {
-						return env.failf(ExitFailed, "watch: --backfill %q is not a Hugging Face model id (org/name)", id)
+						return failf(ExitFailed, "watch: --backfill %q is not a Hugging Face model id (org/name)", id)
 					}
 				}
 				return runWatch(env, r)
@@ -94,10 +94,10 @@ func splitIDs(s string) []string {
 	return out
 }
 
-func runWatch(env Env, r watchRequest) int {
+func runWatch(env Env, r watchRequest) error {
 	maskTokens(env)
-	fail := func(err error) int {
-		return env.failf(ExitFailed, "watch: %v", err)
+	fail := func(err error) error {
+		return failf(ExitFailed, "watch: %w", err)
 	}
 	cfg, err := config.Load(r.cfgDir)
 	if err != nil {
@@ -134,9 +134,9 @@ func runWatch(env Env, r watchRequest) int {
 		}
 	}
 	if len(sum.Failed) > 0 {
-		return env.failf(ExitFailed, "watch: %d dispatch(es) failed; they stay pending and are retried next run", len(sum.Failed))
+		return failf(ExitFailed, "watch: %d dispatch(es) failed; they stay pending and are retried next run", len(sum.Failed))
 	}
-	return ExitOK
+	return nil
 }
 
 // watchPass loads the state and runs the watcher once over the Hub and the repository's

@@ -182,7 +182,7 @@ func (c *Config) validateExport(v *validator) {
 		c.checkRunners(v, p+".runners", r.r.Runners)
 	}
 	q := e.QNN
-	c.checkChips(v, "export.qnn.socs", q.SoCs, "qnn")
+	c.checkChips(v, "export.qnn.socs", q.SoCs)
 	v.check(q.ModelMode == "hybrid" || q.ModelMode == "kv", "export.qnn.model_mode", "%q is not hybrid or kv", q.ModelMode)
 	v.check(q.PrefillARLen > 0, "export.qnn.prefill_ar_len", "must be positive")
 	v.check(q.MaxContextLen >= q.PrefillARLen, "export.qnn.max_context_len", "%d is below prefill_ar_len %d", q.MaxContextLen, q.PrefillARLen)
@@ -190,7 +190,7 @@ func (c *Config) validateExport(v *validator) {
 	v.check(q.CalibLimit > 0, "export.qnn.calib_limit", "must be positive")
 	c.checkRunners(v, "export.qnn.runners", q.Runners)
 	m := e.MediaTek
-	c.checkChips(v, "export.mediatek.socs", m.SoCs, "mediatek")
+	c.checkChips(v, "export.mediatek.socs", m.SoCs)
 	v.check(mtkPrec[m.Precision], "export.mediatek.precision", "%q is not one of A16W16, A16W8, A16W4, A8W8, A8W4", m.Precision)
 	v.check(m.MaxChunks > 0, "export.mediatek.max_chunks", "must be positive")
 	v.check(m.PromptTokens > 0, "export.mediatek.prompt_tokens", "must be positive")
@@ -216,16 +216,6 @@ func (c *Config) checkRunners(v *validator, path string, names []string) {
 	}
 }
 
-func (c *Config) checkChips(v *validator, path string, socs []string, backend string) {
-	v.check(len(socs) > 0, path, "no chip is listed")
-	for i, s := range socs {
-		ch, ok := c.Chips[s]
-		p := fmt.Sprintf("%s.%d", path, i)
-		v.check(ok, p, "chip %q is not described under chips", s)
-		v.check(!ok || ch.Backend == backend, p, "chip %q is a %s chip, not %s", s, ch.Backend, backend)
-	}
-}
-
 func (c *Config) validateRunners(v *validator) {
 	names := map[string]bool{}
 	for i, r := range c.Runners {
@@ -248,8 +238,8 @@ func (c *Config) validateRunners(v *validator) {
 	for _, name := range chips {
 		ch := c.Chips[name]
 		p := "chips." + name
-		v.check(ch.Backend == "qnn" || ch.Backend == "mediatek", p+".backend", "%q is not qnn or mediatek", ch.Backend)
+		checkChipBackend(v, p, ch)
 		v.check(ch.Name != "", p+".name", "is empty")
-		v.check(ch.Backend != "mediatek" || ch.Platform != "", p+".platform", "a MediaTek chip needs its --platform (DX3, DX4)")
+		checkChipPlatform(v, p, ch)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
 	"github.com/experimentalmachines/exe-expo/pkg/drivers"
@@ -32,18 +33,20 @@ type Checkpoint struct {
 	LFM2 bool
 }
 
-// solveBackend is the recipe whose checkpoint the solve reads: the export_llm recipes
-// (XNNPACK, Vulkan) build the same eager model from the same params and checkpoint.
-const solveBackend = "xnnpack"
-
 // PrepareCheckpoint checks the model, the python and the work folder as Run does, refuses
 // a model the export_llm recipes cannot build, downloads a Hub model with its weights into
-// Work/source and converts it as an XNNPACK export would, without building any program.
-// Only Config, Model, ID, Revision, Work, Python, Fetcher and Log are read; the work folder
-// stays after a success (the solve writes its rows there) and goes after a failure when
-// this call created it.
+// Work/source and converts it as an export to the backend that runs the solve would
+// (backend.GPTQ, from the backend table: XNNPACK; the export_llm recipes build the same
+// eager model from the same params and checkpoint), without building any program. Only
+// Config, Model, ID, Revision, Work, Python, Fetcher and Log are read; the work folder stays
+// after a success (the solve writes its rows there) and goes after a failure when this call
+// created it.
 func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err error) {
-	o.Backend, o.Window, o.SoC, o.QMode, o.Codes, o.Out = solveBackend, 0, "", "", "", ""
+	solver := backend.GPTQ()
+	if solver == nil {
+		return nil, fmt.Errorf("no backend runs the GPTQ solve (%s)", strings.Join(backend.Names(), ", "))
+	}
+	o.Backend, o.Window, o.SoC, o.QMode, o.Codes, o.Out = solver.Name, 0, "", "", "", ""
 	if o.Log == nil {
 		o.Log = io.Discard
 	}

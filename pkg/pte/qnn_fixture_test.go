@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	"github.com/experimentalmachines/exe-expo/pkg/backend/qnn"
 	"github.com/experimentalmachines/exe-expo/pkg/check"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/google/go-cmp/cmp"
@@ -72,10 +72,10 @@ func TestRealQNN(t *testing.T) {
 	if offsets[0] != offsets[1] {
 		t.Errorf("kv and prefill blobs at %v, want one shared segment", offsets)
 	}
-	if r := check.Structural(p, backend.QNN.Check, check.Expect{MaxContextLen: 128, MaxSeqLen: 128}); !r.Passed {
+	if r := check.Structural(p, qnn.Backend.Check, check.Expect{MaxContextLen: 128, MaxSeqLen: 128}); !r.Passed {
 		t.Errorf("structural check failed: %v", r.Problems)
 	}
-	if r := check.Structural(p, backend.QNN.Check, check.Expect{QNNMode: "kv", MaxContextLen: 4096}); r.Passed {
+	if r := check.Structural(p, qnn.Backend.Check, check.Expect{QNNMode: "kv", MaxContextLen: 4096}); r.Passed {
 		t.Error("a 128-token file passed a 4096-token request")
 	}
 }
@@ -87,8 +87,8 @@ func TestRealQNNTokens(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, p.Metadata(), "get_eos_ids")
 	bos := int64(1)
-	r := check.Structural(p, backend.QNN.Check, check.Expect{BOS: &bos, EOS: []int64{2}})
+	r := check.Structural(p, qnn.Backend.Check, check.Expect{BOS: &bos, EOS: []int64{2}})
 	assert.True(t, r.Passed, "problems %q", r.Problems)
-	r = check.Structural(p, backend.QNN.Check, check.Expect{EOS: []int64{2, 3}})
+	r = check.Structural(p, qnn.Backend.Check, check.Expect{EOS: []int64{2, 3}})
 	assert.Equal(t, []string{"metadata get_eos_id is 2, the request was [2 3]"}, r.Problems)
 }

@@ -1,12 +1,14 @@
 // Package recipe turns (config, model, backend, window, chip) into everything an export
 // needs: the files to write, the command lines, their environment, the outputs and their
 // published names, and what the exported program must say about itself. It runs nothing:
-// every function here is pure, so the golden files in testdata pin each backend's recipe.
+// every builder is pure, so the golden files in testdata pin each backend's recipe. The
+// builders themselves are the backends' own (pkg/backend/<name>); this package holds what
+// they share: the request, the recipe's shape, and the app's naming rules every published
+// file is held to.
 package recipe
 
 import (
 	"fmt"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -46,7 +48,7 @@ type Step struct {
 	// Env is what the recipe adds to the tool's environment (PATH and HOME come from the
 	// host).
 	Env map[string]string `json:"env"`
-	// Stages names the stage rules that time this tool: xnnpack, vulkan, qnn, mediatek.
+	// Stages names the backend whose stage rules time this tool.
 	Stages string `json:"stages"`
 }
 
@@ -91,7 +93,7 @@ type Recipe struct {
 }
 
 // Builder is one backend's recipe: it turns a prepared request into the files, steps and
-// outputs of an export. Each backend's definition (pkg/backend) names its builder.
+// outputs of an export. Each backend's folder (pkg/backend/<name>) holds its builder.
 type Builder func(cfg *config.Config, req Request) (*Recipe, error)
 
 // Build prepares the request, runs the backend's builder, and holds every published .pte to
@@ -141,10 +143,3 @@ func AppRules(repo, filePath, appBackend string) []string {
 	}
 	return problems
 }
-
-func join(work string, elem ...string) string {
-	return filepath.Join(append([]string{work}, elem...)...)
-}
-
-// repoPath joins repo-relative parts with forward slashes.
-func repoPath(elem ...string) string { return path.Join(elem...) }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	_ "github.com/experimentalmachines/exe-expo/pkg/backend/all" // the builders under test are the backends' own
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/golden"
 	"github.com/experimentalmachines/exe-expo/pkg/model"

@@ -31,7 +31,7 @@ func BenchmarkSampleNoGroup(b *testing.B) {
 // output with the XNNPACK rules.
 func BenchmarkLineSink(b *testing.B) {
 	chunk := []byte(strings.Repeat("[INFO 2026-12-02 10:00:00,000 builder.py:194] (layers.0.attention.wq): Linear8da4w(in_features=1024, out_features=2048)\n", 64))
-	s := testSink(io.Discard, newStageClock(StagesXNNPACK, time.Now()))
+	s := testSink(io.Discard, newStageClock(llmRules, time.Now()))
 	s.prefix = "[export_llm] "
 	b.SetBytes(int64(len(chunk)))
 	b.ReportAllocs()

@@ -5,14 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"regexp"
 	"time"
 
 	"github.com/experimentalmachines/exe-expo/pkg/run"
 )
 
 // A recipe's tool run as the export command runs it: explicit environment, a timeout, the
-// backend's stage rules, and the typed errors mapped to exit codes.
+// backend's stage rules (here two of export_llm's), and the typed errors mapped to exit codes.
 func ExampleTool() {
+	stages := []run.StageRule{
+		{Stage: "load", AtStart: true},
+		{Stage: "quantize", Start: regexp.MustCompile(`Checkpoint dtype: `)},
+		{Stage: "export", Start: regexp.MustCompile(`(Re-e|E)xporting with:`)},
+	}
 	res, err := run.Tool(context.Background(), run.Spec{
 		Name:        "export_llm",
 		Argv:        []string{"/bin/sh", "-c", "echo 'Checkpoint dtype: torch.bfloat16'; echo 'Exporting with:'"},
@@ -21,7 +27,7 @@ func ExampleTool() {
 		Mode:        run.LogPrefixed,
 		Output:      os.Stdout,
 		SampleEvery: time.Second,
-		Stages:      run.StagesXNNPACK,
+		Stages:      stages,
 	})
 	var timeout *run.TimeoutError
 	switch {

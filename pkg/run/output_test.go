@@ -204,9 +204,9 @@ func TestWarnsWithoutUnbufferedPython(t *testing.T) {
 		stages []StageRule
 		want   string // "" for no warning
 	}{
-		{"local", LogPrefixed, nil, StagesMediaTek, "[w] warning: w: PYTHONUNBUFFERED is not set"},
-		{"actions", LogGrouped, nil, StagesMediaTek, "::warning::w: PYTHONUNBUFFERED is not set"},
-		{"set", LogPrefixed, []string{"PYTHONUNBUFFERED=1"}, StagesMediaTek, ""},
+		{"local", LogPrefixed, nil, mtkRules, "[w] warning: w: PYTHONUNBUFFERED is not set"},
+		{"actions", LogGrouped, nil, mtkRules, "::warning::w: PYTHONUNBUFFERED is not set"},
+		{"set", LogPrefixed, []string{"PYTHONUNBUFFERED=1"}, mtkRules, ""},
 		{"no stages", LogPrefixed, nil, nil, ""},
 	}
 	for _, tc := range tests {

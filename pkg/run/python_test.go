@@ -68,11 +68,11 @@ logging.info("MultiModalManager::quantize completed in 0.6s")
 		want     float64
 		released bool
 	}{
-		{"print, unbuffered", printScript, []string{"PYTHONUNBUFFERED=1"}, StagesMediaTek,
+		{"print, unbuffered", printScript, []string{"PYTHONUNBUFFERED=1"}, mtkRules,
 			"Preparing Model Calibration Inputs...", "60", "calibration_inputs", 0.6, true},
-		{"print, buffered: timed at exit", printScript, nil, StagesMediaTek,
+		{"print, buffered: timed at exit", printScript, nil, mtkRules,
 			"Preparing Model Calibration Inputs...", "0.5", "calibration_inputs", 0, false},
-		{"logging, buffered is fine", loggingScript, nil, StagesQNN,
+		{"logging, buffered is fine", loggingScript, nil, qnnRules,
 			"calling MultiModalManager::quantize", "60", "quantize", 0.6, true},
 	}
 	for _, tc := range tests {

@@ -78,7 +78,7 @@ type Spec struct {
 	// ProgressEvery throttles carriage-return progress bars (tqdm): at most one such
 	// update per interval reaches the log. 0 means DefaultProgressEvery; negative prints all.
 	ProgressEvery time.Duration
-	// Stages are the log-line rules that time the tool's stages (StagesXNNPACK, ...).
+	// Stages are the log-line rules that time the tool's stages (each backend's own, pkg/backend/<name>).
 	Stages []StageRule
 
 	// clock is nil for the system clock; the package's tests set their own.

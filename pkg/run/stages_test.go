@@ -103,72 +103,6 @@ func TestStageClock(t *testing.T) {
 	}
 }
 
-// TestDefaultStageRules feeds each backend's rule set the lines the real tool prints
-// (docs/research/run.md), byte for byte as the stand-in writes them, on a clock that moves
-// only at the script's pauses: every figure is exact.
-func TestDefaultStageRules(t *testing.T) {
-	const info = "p:[INFO 2026-12-02 10:00:00,000 x.py:1] "
-	tests := []struct {
-		name  string
-		rules []StageRule
-		steps []string
-		want  Timings
-	}{
-		{
-			name:  "xnnpack export_llm",
-			rules: StagesXNNPACK,
-			steps: []string{
-				"s:300ms", info + "Checkpoint dtype: torch.bfloat16", "s:600ms",
-				info + "Model after source transforms: Transformer(", "p:  (layers): ModuleList()", "p:)",
-				info + "Exporting with:", info + "inputs: (tensor([[2, 3, 4]]),)", "s:300ms",
-				info + "Lowering model using following partitioner(s): ", info + "--> XnnpackPartitioner", "s:900ms",
-				info + "Required memory for activation in bytes: [0, 1048576]", "s:200ms",
-				info + "Saved exported program to /work/out/Qwen3-0.6B-8da4w-2k.pte", "s:300ms",
-			},
-			want: Timings{TotalSeconds: 2.6, Stages: []StageTime{
-				{"load", 0.3, 0.115, 1}, {"quantize", 0.6, 0.231, 1}, {"export", 0.3, 0.115, 1},
-				{"lower", 0.9, 0.346, 1}, {"save", 0.2, 0.077, 1}, {"other", 0.3, 0.115, 0},
-			}},
-		},
-		{
-			name:  "qnn llama.py",
-			rules: StagesQNN,
-			steps: []string{
-				"s:200ms", info + "calling HybridTextDecoder::__init__", "s:100ms",
-				info + "calling MultiModalManager::quantize", "s:300ms", info + "calling TextDecoder::quantize", "s:200ms",
-				"r:  0%|          | 0/1 [00:00<?, ?it/s]", "s:600ms", "r:100%|##########| 1/1 [00:00<00:00]", "n",
-				info + "Calibration complete for prepare_pt2e", "s:300ms",
-				info + "TextDecoder::quantize completed in 1.4s", info + "MultiModalManager::quantize completed in 1.7s", "s:200ms",
-				info + "calling MultiModalManager::compile", info + "calling HybridTextDecoder::compile", "s:800ms",
-				info + "HybridTextDecoder::compile completed in 0.8s", info + "MultiModalManager::compile completed in 0.8s",
-				"s:200ms", "p:Finish compile_only and save to /work/artifact",
-			},
-			// quantize is the 0.3 s before calibration and the 0.3 s after it.
-			want: Timings{TotalSeconds: 2.9, Stages: []StageTime{
-				{"load", 0.3, 0.103, 1}, {"quantize", 0.6, 0.207, 2}, {"calibration", 0.8, 0.276, 1},
-				{"htp_compile", 0.8, 0.276, 1}, {"other", 0.4, 0.138, 0},
-			}},
-		},
-		{
-			name:  "mediatek export script",
-			rules: StagesMediaTek,
-			steps: append(append([]string{"s:200ms", "p:Preparing Model Calibration Inputs...", "s:400ms"},
-				mtkChunk("0")...), mtkChunk("1")...),
-			// Per chunk: aten_export 0.2 s before calibration and 0.2 s after, calibration
-			// 0.3 s from its first redraw, lowering 0.3 s, 0.1 s after the Dest line.
-			want: Timings{TotalSeconds: 2.8, Stages: []StageTime{
-				{"load", 0.2, 0.071, 1}, {"calibration_inputs", 0.4, 0.143, 1}, {"aten_export", 0.8, 0.286, 4},
-				{"calibration", 0.6, 0.214, 2}, {"lowering", 0.6, 0.214, 2}, {"other", 0.2, 0.071, 0},
-			}},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Empty(t, cmp.Diff(tc.want, play(t, tc.rules, tc.steps)), "timings (-want +got)")
-		})
-	}
-}
-
 // play writes what fakeprog would print for steps into a line sink, one write per step,
 // with the clock moved on by each "s:" step instead of sleeping, and returns the timings.
 func play(t *testing.T, rules []StageRule, steps []string) Timings {
@@ -223,7 +157,7 @@ func TestToolTimesLinesOnArrival(t *testing.T) {
 		Name: "stages", Argv: fake("p:starting", g.wait("a"), "p:Preparing Model Calibration Inputs...", g.wait("b"),
 			"p:Exporting Chunk 0 to PTE", g.wait("c")),
 		Env: []string{"PYTHONUNBUFFERED=1"}, Output: out, Transcript: &transcript, Mode: LogPrefixed,
-		SampleEvery: -1, Stages: StagesMediaTek, clock: clk,
+		SampleEvery: -1, Stages: mtkRules, clock: clk,
 	})
 	require.NoError(t, err)
 	want := Timings{TotalSeconds: 1.4, Stages: []StageTime{
@@ -235,20 +169,6 @@ func TestToolTimesLinesOnArrival(t *testing.T) {
 	assert.Equal(t, "2026-09-12T10:00:00.000Z starting\n"+
 		"2026-09-12T10:00:00.200Z Preparing Model Calibration Inputs...\n"+
 		"2026-09-12T10:00:00.600Z Exporting Chunk 0 to PTE\n", transcript.String())
-}
-
-// mtkChunk is what qwen.py prints for one chunk (ExecuTorch v1.4.0, export_to_et_ir).
-func mtkChunk(i string) []string {
-	return []string{
-		"p:Exporting Chunk " + i + " to PTE", "p:Getting pre autograd ATen Dialect Graph", "s:200ms",
-		"r:Calibrating Model:   0%|          | 0/9 [00:00<?, ?it/s]", "s:300ms",
-		"r:Calibrating Model: 100%|##########| 9/9 [00:00<00:00]", "n",
-		"p:Getting ATen Dialect Graph for Qwen3-0.6B_A16W4_4_chunks 128t512c chunk " + i, "s:100ms",
-		"p:Getting ATen Dialect Graph for Qwen3-0.6B_A16W4_4_chunks 1t512c chunk " + i, "s:100ms",
-		"p:Delegating Edge Program to Neuropilot Backend", "s:300ms",
-		"p:Transforming delegated program to executorch backend", "p:", "p: Model Size: 86052736",
-		"p:Qwen3-0.6B_A16W4_4_chunks ET Model chunk " + i + " Dest: pte/x/x_" + i + ".pte", "s:100ms",
-	}
 }
 
 // TestPartialLineTimesStage checks that an unterminated progress bar starts its stage when
@@ -275,12 +195,21 @@ func TestPartialLineTimesStage(t *testing.T) {
 	}
 }
 
-func TestDefaultRulesValid(t *testing.T) {
-	for _, set := range [][]StageRule{StagesXNNPACK, StagesQNN, StagesMediaTek} {
-		for i, r := range set {
-			if err := r.validate(); err != nil {
-				t.Errorf("default rule %d: %v", i, err)
-			}
-		}
-	}
+// TestReplay: Replay times output as the live sink does (a progress redraw opens its stage
+// when it arrives), ends the run at the last write, and refuses a rule Tool would refuse.
+func TestReplay(t *testing.T) {
+	ms := time.Millisecond
+	got, err := Replay(mtkRules, []Write{
+		{After: 200 * ms, Data: "Preparing Model Calibration Inputs...\n"},
+		{After: 400 * ms, Data: "\rCalibrating Model:   0%"}, {After: 300 * ms, Data: "\rCalibrating Model: 100%\n"},
+		{After: 100 * ms},
+	})
+	require.NoError(t, err)
+	assert.Empty(t, cmp.Diff(Timings{TotalSeconds: 1, Stages: []StageTime{
+		{"load", 0.2, 0.2, 1}, {"calibration_inputs", 0.4, 0.4, 1}, {"calibration", 0.4, 0.4, 1}, {"other", 0, 0, 0},
+	}}, got), "timings (-want +got)")
+	assert.Equal(t, got, play(t, mtkRules, []string{"s:200ms", "p:Preparing Model Calibration Inputs...", "s:400ms",
+		"r:Calibrating Model:   0%", "s:300ms", "r:Calibrating Model: 100%", "n", "s:100ms"}), "as the sink times it live")
+	_, err = Replay([]StageRule{{Stage: "other", AtStart: true}}, nil)
+	assert.EqualError(t, err, `replay: stage rule 0: stage name "other" is reserved for unclaimed time`)
 }

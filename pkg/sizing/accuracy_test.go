@@ -9,11 +9,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/pkg/backend"
+	_ "github.com/experimentalmachines/exe-expo/pkg/backend/all"
 	"github.com/experimentalmachines/exe-expo/pkg/config"
 	"github.com/experimentalmachines/exe-expo/pkg/golden"
 	"github.com/experimentalmachines/exe-expo/pkg/model"
 	"github.com/experimentalmachines/exe-expo/pkg/plan"
-	"github.com/experimentalmachines/exe-expo/pkg/sizing"
 	"github.com/experimentalmachines/exe-expo/pkg/source"
 )
 
@@ -276,7 +277,7 @@ func TestAccuracy(t *testing.T) {
 	}
 }
 
-// TestCheckBoundsCoverTheFiles: the size check's tolerance per backend (sizing.PTEError*)
+// TestCheckBoundsCoverTheFiles: the size check's tolerance per backend (check.Spec.SizeError)
 // is no tighter than the worst measured file, so no file built as sized fails it.
 func TestCheckBoundsCoverTheFiles(t *testing.T) {
 	worst := map[string]float64{}
@@ -294,20 +295,13 @@ func TestCheckBoundsCoverTheFiles(t *testing.T) {
 	}
 }
 
-// pteError is the size check's tolerance of a backend's files (sizing.PTEError*).
-func pteError(t *testing.T, backend string) float64 {
-	switch backend {
-	case "xnnpack":
-		return sizing.PTEErrorXNNPACK
-	case "vulkan":
-		return sizing.PTEErrorVulkan
-	case "qnn":
-		return sizing.PTEErrorQNN
-	case "mediatek":
-		return sizing.PTEErrorMediaTek
+// pteError is the size check's tolerance of a backend's files (its check.Spec's SizeError).
+func pteError(t *testing.T, name string) float64 {
+	b := backend.ByName(name)
+	if b == nil || b.Check.SizeError == 0 {
+		t.Fatalf("no size check tolerance for %s", name)
 	}
-	t.Fatalf("no size check tolerance for %s", backend)
-	return 0
+	return b.Check.SizeError
 }
 
 func abs(x float64) float64 {
