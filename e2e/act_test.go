@@ -20,12 +20,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/experimentalmachines/exe-expo/pkg/cli"
-	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/export/exporttest"
+	"github.com/experimentalmachines/exe-expo/internal/cli"
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/export/exporttest"
+	"github.com/experimentalmachines/exe-expo/internal/run"
+	"github.com/experimentalmachines/exe-expo/internal/workflow"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
-	"github.com/experimentalmachines/exe-expo/pkg/run"
-	"github.com/experimentalmachines/exe-expo/pkg/workflow"
 )
 
 // actVersion is the act release .ci/run installs; the flags below are its.
@@ -108,7 +108,7 @@ func hub(t *testing.T) *hubtest.Server {
 }
 
 // toolchain writes the python the workflows run (EXE_EXPO_PYTHON): the smoke driver goes to
-// python3 over pkg/drivers' stand-in runtime, everything else to the export's stand-in
+// python3 over internal/drivers' stand-in runtime, everything else to the export's stand-in
 // toolchain, which writes .pte files of about pteBytes (the export passes tools only the
 // environment it names, so the size is set here).
 func toolchain(t *testing.T, root string, pteBytes int64) string {
@@ -122,7 +122,7 @@ case "$1" in
   *smoke_run.py) PYTHONPATH=%q exec %q "$@" ;;
 esac
 STANDIN_PTE_BYTES=%d exec %q "$@"
-`, filepath.Join(root, "pkg", "drivers", "testdata", "smoke_standin"), py, pteBytes, filepath.Join(bin, "python-ok"))
+`, filepath.Join(root, "internal", "drivers", "testdata", "smoke_standin"), py, pteBytes, filepath.Join(bin, "python-ok"))
 	path := filepath.Join(bin, "python")
 	require.NoError(t, os.WriteFile(path, []byte(script), 0o755))
 	return path

@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/experimentalmachines/exe-expo/pkg/config"
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/tinymodel"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
-	"github.com/experimentalmachines/exe-expo/pkg/report"
-	"github.com/experimentalmachines/exe-expo/pkg/tinymodel"
 )
 
 // realPython is the real toolchain's python (EXE_EXPO_PYTHON, which .ci/run sets from

@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"os"
 
-	_ "github.com/experimentalmachines/exe-expo/pkg/backend/all" // the backends this command offers
-	"github.com/experimentalmachines/exe-expo/pkg/workflow"
+	_ "github.com/experimentalmachines/exe-expo/internal/backend/all" // the backends this command offers
+	"github.com/experimentalmachines/exe-expo/internal/workflow"
 )
 
 func main() {

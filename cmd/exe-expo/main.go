@@ -8,8 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 
-	_ "github.com/experimentalmachines/exe-expo/pkg/backend/all" // the backends this command offers
-	"github.com/experimentalmachines/exe-expo/pkg/cli"
+	_ "github.com/experimentalmachines/exe-expo/internal/backend/all" // the backends this command offers
+	"github.com/experimentalmachines/exe-expo/internal/cli"
 )
 
 // main cancels the command's context on the first SIGINT or SIGTERM, so that the command

@@ -20,10 +20,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/experimentalmachines/exe-expo/pkg/cli"
-	"github.com/experimentalmachines/exe-expo/pkg/export/exporttest"
-	"github.com/experimentalmachines/exe-expo/pkg/report"
-	"github.com/experimentalmachines/exe-expo/pkg/smoke"
+	"github.com/experimentalmachines/exe-expo/internal/cli"
+	"github.com/experimentalmachines/exe-expo/internal/export/exporttest"
+	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/smoke"
 )
 
 // runMainEnv makes the test binary run main instead of the tests, so that a test can run

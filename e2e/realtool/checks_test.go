@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/experimentalmachines/exe-expo/pkg/report"
+	"github.com/experimentalmachines/exe-expo/internal/report"
 )
 
 // smokeRun runs exe-expo smoke on an export's folder (the real TextLLMRunner) and requires

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/tinymodel"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
-	"github.com/experimentalmachines/exe-expo/pkg/report"
-	"github.com/experimentalmachines/exe-expo/pkg/tinymodel"
 )
 
 // window is the smallest window the plan offers: the export's cost is the same at every

@@ -1,6 +1,6 @@
 // Package realtool runs exe-expo against the real ExecuTorch 1.4.0 toolchain (the locked
 // environment of python/export.lock: executorch, torch, torchao, transformers) on tiny real
-// models built in the test (pkg/tinymodel). Nothing here is a stand-in: export_llm, the
+// models built in the test (internal/tinymodel). Nothing here is a stand-in: export_llm, the
 // GPTQ solve, the text LLM runner and the gate's fp32 reference all run for real. The
 // package holds tests only.
 //
@@ -21,9 +21,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/experimentalmachines/exe-expo/pkg/cli"
-	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/tinymodel"
+	"github.com/experimentalmachines/exe-expo/internal/cli"
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/tinymodel"
 )
 
 // Replies the tiny models are taught: model A's, and the other model's the gate must tell

@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/tinymodel"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
-	"github.com/experimentalmachines/exe-expo/pkg/report"
-	"github.com/experimentalmachines/exe-expo/pkg/tinymodel"
 )
 
 // wrongCodes: codes files that do not fit the model are refused by the real export

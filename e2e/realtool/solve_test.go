@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/experimentalmachines/exe-expo/pkg/gate"
-	"github.com/experimentalmachines/exe-expo/pkg/publish"
-	"github.com/experimentalmachines/exe-expo/pkg/report"
-	"github.com/experimentalmachines/exe-expo/pkg/tinymodel"
+	"github.com/experimentalmachines/exe-expo/internal/gate"
+	"github.com/experimentalmachines/exe-expo/internal/publish"
+	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/tinymodel"
 )
 
 // TestSolveExportGate is the GPTQ path for real: exe-expo solve continues the calibration

@@ -16,14 +16,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/experimentalmachines/exe-expo/pkg/backend"
-	"github.com/experimentalmachines/exe-expo/pkg/config"
-	"github.com/experimentalmachines/exe-expo/pkg/drivers"
-	pkgexport "github.com/experimentalmachines/exe-expo/pkg/export"
-	"github.com/experimentalmachines/exe-expo/pkg/mtkoverlay"
-	"github.com/experimentalmachines/exe-expo/pkg/recipe"
-	"github.com/experimentalmachines/exe-expo/pkg/run"
-	"github.com/experimentalmachines/exe-expo/pkg/source"
+	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/drivers"
+	pkgexport "github.com/experimentalmachines/exe-expo/internal/export"
+	"github.com/experimentalmachines/exe-expo/internal/mtkoverlay"
+	"github.com/experimentalmachines/exe-expo/internal/recipe"
+	"github.com/experimentalmachines/exe-expo/internal/run"
+	"github.com/experimentalmachines/exe-expo/internal/source"
 )
 
 // The vendor tests run ExecuTorch 1.4.0's real Qualcomm and MediaTek LLM scripts, from
@@ -205,7 +205,7 @@ func TestQNNBeforeLowering(t *testing.T) {
 	assert.NotContains(t, log, "FullModelHFCheckpointer", "the Llama 3.2 path converts nothing with torchtune")
 
 	// Before the stop: the three decoders built from the checkpoint, annotated, calibrated
-	// on the served rows and converted (the quantize stage, as pkg/run's QNN stage rules
+	// on the served rows and converted (the quantize stage, as internal/run's QNN stage rules
 	// read it), the QDQ program saved by the compile; then, inside the compile, the lowering
 	// opens the HTP backend library, and that is the first thing that fails.
 	at := inOrder(t, log,
@@ -278,8 +278,8 @@ func (r *mtkResult) frame(file, fn string) bool {
 }
 
 // TestMediaTekLFM2OverlayBuilds builds exe-expo's MediaTek recipe for the tiny LFM2.5 (MT6991,
-// the plan's cache size), lays out its tree as export does, with pkg/mtkoverlay's LFM2
-// overlay applied to the kept ExecuTorch v1.4.0 files (pkg/recipe/testdata/executorch-v1.4.0),
+// the plan's cache size), lays out its tree as export does, with internal/mtkoverlay's LFM2
+// overlay applied to the kept ExecuTorch v1.4.0 files (internal/recipe/testdata/executorch-v1.4.0),
 // and runs the recipe's own command line, lfm2.py and all, with the real toolchain python.
 // mtk_converter and mtk_neuron are stand-ins that get the imports through and raise on any
 // use; MediaTek's vendored fast tokenizer, which v1.4.0's files as kept lack and which does
@@ -294,7 +294,7 @@ func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
 	require.NoError(t, err)
 	src, err := source.OpenDir(context.Background(), model, "LiquidAI/LFM2.5-1.2B-Instruct")
 	require.NoError(t, err)
-	et, err := filepath.Abs(filepath.Join("..", "..", "pkg", "recipe", "testdata", "executorch-v1.4.0"))
+	et, err := filepath.Abs(filepath.Join("..", "..", "internal", "recipe", "testdata", "executorch-v1.4.0"))
 	require.NoError(t, err)
 	work := t.TempDir()
 	mt := cfg.Export.MediaTek

@@ -20,7 +20,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
+	"github.com/experimentalmachines/exe-expo/internal/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 )
 
@@ -306,7 +306,7 @@ func loadAvg() float64 {
 }
 
 // benchCommit names the commit the benchmark runs at, with "+dirty" when the client's code
-// (pkg/hub, pkg/fileutil, the JS driver) differs from it, so a table row says what code it
+// (pkg/hub, internal/fileutil, the JS driver) differs from it, so a table row says what code it
 // measured.
 func benchCommit() string {
 	out, err := exec.Command("git", "rev-parse", "--short=10", "HEAD").Output()
@@ -314,7 +314,7 @@ func benchCommit() string {
 		return "unknown"
 	}
 	c := strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", "../fileutil").Output(); err == nil && len(st) > 0 {
+	if st, err := exec.Command("git", "status", "--porcelain", "--untracked-files=no", "--", ".", "../../internal/fileutil").Output(); err == nil && len(st) > 0 {
 		c += "+dirty"
 	}
 	return c

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/experimentalmachines/exe-expo/pkg/netutil"
+	"github.com/experimentalmachines/exe-expo/internal/netutil"
 )
 
 // DefaultEndpoint is the public Hub; HF_ENDPOINT overrides it, as in the official clients.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
+	"github.com/experimentalmachines/exe-expo/internal/fileutil"
 )
 
 // CommitFile is one file to add or replace. Give LocalPath for anything large: it is

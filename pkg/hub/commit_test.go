@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
+	"github.com/experimentalmachines/exe-expo/internal/fileutil"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 	"github.com/stretchr/testify/assert"

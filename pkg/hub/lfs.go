@@ -15,7 +15,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/experimentalmachines/exe-expo/pkg/fileutil"
+	"github.com/experimentalmachines/exe-expo/internal/fileutil"
 )
 
 var lfsHeader = http.Header{

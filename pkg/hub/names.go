@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/experimentalmachines/exe-expo/pkg/model"
+	"github.com/experimentalmachines/exe-expo/internal/model"
 )
 
 // ErrInvalidName matches every repo id, revision or path a Client refuses before sending

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
-	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
 
 var _ model.Files = (*hub.RepoFiles)(nil)

@@ -14,7 +14,7 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
-	"github.com/experimentalmachines/exe-expo/pkg/netutil"
+	"github.com/experimentalmachines/exe-expo/internal/netutil"
 )
 
 // newRetryClient wraps hc in the Python client's retry policy: 408, 429, 500, 502, 503, 504

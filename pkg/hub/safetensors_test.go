@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
-	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
 
-// TestSafetensorsMetadata counts parameters over the Hub the way plan does: pkg/model's
+// TestSafetensorsMetadata counts parameters over the Hub the way plan does: internal/model's
 // header reader (the official get_safetensors_metadata algorithm) through RepoFiles' range
 // requests. One implementation of the algorithm serves local folders and the Hub alike.
 func TestSafetensorsMetadata(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/experimentalmachines/exe-expo/internal/netutil"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
-	"github.com/experimentalmachines/exe-expo/pkg/netutil"
 )
 
 // TestUnreachableRetriedOnce: a request whose connection cannot be made (nothing listens,

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/experimentalmachines/exe-expo/pkg/golden"
+	"github.com/experimentalmachines/exe-expo/internal/golden"
 )
 
 // TestCommitWireFormat pins the NDJSON commit body byte for byte: header first, regular

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/experimentalmachines/exe-expo/pkg/backend/qnn"
-	"github.com/experimentalmachines/exe-expo/pkg/check"
+	"github.com/experimentalmachines/exe-expo/internal/backend/qnn"
+	"github.com/experimentalmachines/exe-expo/internal/check"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 	"github.com/google/go-cmp/cmp"
 	"github.com/stretchr/testify/assert"

@@ -5,8 +5,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
-	"github.com/experimentalmachines/exe-expo/pkg/model"
 )
 
 // The local Hub refuses every repo id, revision and file path the Hub refuses, with a 400

@@ -1,0 +1,17 @@
+// Package enn is Samsung Exynos: listed in every plan so that it says why nothing is
+// exported to Samsung chips, and never exported until ExecuTorch ships an LLM path for it.
+package enn
+
+import (
+	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/check"
+)
+
+// Backend is ENN's definition.
+var Backend = &backend.Backend{
+	Name: "enn", Title: "Samsung Exynos (ENN)", AppName: "enn", Rank: 50,
+	Unavailable: "waiting for an LLM path upstream: ExecuTorch 1.4.0 ships the Samsung ENN delegate with CNN examples only",
+	Check:       check.Spec{Backend: "enn"},
+}
+
+func init() { backend.Register(Backend) }

@@ -1,0 +1,64 @@
+// Package exportllm is what the backends ExecuTorch's export_llm builds for (XNNPACK and
+// Vulkan, internal/backend/xnnpack and internal/backend/vulkan) share: its recipe builder, its log
+// stage rules, the support rule of its model list, its size model's common part and its
+// window gate. It registers no backend; each of those folders fills its own value with
+// these and its own settings, file formulas and checks.
+package exportllm
+
+import (
+	"fmt"
+
+	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/family"
+	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/sizing"
+)
+
+// Supports refuses what export_llm's model cannot express for this family.
+func Supports(_ *config.Config, src *model.Source, fam *family.Family) string {
+	if _, err := family.XNNPACKPlan(fam, src.Config); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// Sizes are an export_llm backend's size formulas: its pipeline.yaml settings, its file and
+// its host need.
+type Sizes struct {
+	Settings func(cfg *config.Config) config.LLMRecipe
+	PTE      func(m sizing.Model, qmode string, w int) (int64, error)
+	HostNeed func(m sizing.Model, w int) int64
+}
+
+// Estimate sizes one window; qmode overrides the settings' qmode.
+func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmode string, w int) (backend.Size, error) {
+	if qmode == "" {
+		qmode = s.Settings(cfg).QMode
+	}
+	z := backend.Size{KVBytesPerToken: m.KVBytesPerToken(), KVCacheBytes: m.KVCacheBytes(w)}
+	var err error
+	z.PTEBytes, err = s.PTE(m, qmode, w)
+	z.HostNeedBytes = s.HostNeed(m, w)
+	z.DiskNeedBytes = m.DiskNeedLLM(z.PTEBytes)
+	z.ExportPeakBytes = m.ExportPeakBytes(w)
+	return z, err
+}
+
+// Describe is plan's recipe line: the settings' recipe on their runner tiers.
+func (s Sizes) Describe(cfg *config.Config, _ *model.Source) (backend.Description, error) {
+	r := s.Settings(cfg)
+	return backend.Description{Recipe: RecipeLabel(r), QMode: r.QMode, Runners: r.Runners,
+		Fit: sizing.Fit{Reserve: cfg.Export.HostReserveBytes, SwapOnDisk: true}}, nil
+}
+
+// RecipeLabel describes an export_llm recipe in a few words.
+func RecipeLabel(r config.LLMRecipe) string {
+	if r.QMode == "fp32" {
+		return "fp32 linears, int8 embeddings"
+	}
+	return fmt.Sprintf("%s-g%d, int8 embeddings", r.QMode, r.GroupSize)
+}
+
+// Gate takes the largest window that fits unless one is requested.
+var Gate = backend.Gate{What: func(int) string { return "the export" }}

@@ -1,0 +1,263 @@
+package exportllm
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/internal/check"
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/family"
+	"github.com/experimentalmachines/exe-expo/internal/recipe"
+	"gopkg.in/yaml.v3"
+)
+
+// exportLLM is the subset of ExecuTorch 1.4.0's LlmConfig the recipe writes, in the
+// schema's order; internal/recipe's realsource_test.go merges every golden's YAML strictly into
+// the real one.
+type exportLLM struct {
+	Base struct {
+		ModelClass string `yaml:"model_class"`
+		Params     string `yaml:"params"`
+		Checkpoint string `yaml:"checkpoint"`
+		Metadata   string `yaml:"metadata"`
+	} `yaml:"base"`
+	Model struct {
+		DtypeOverride      string `yaml:"dtype_override"`
+		EnableDynamicShape bool   `yaml:"enable_dynamic_shape"`
+		UseSDPAWithKVCache bool   `yaml:"use_sdpa_with_kv_cache"`
+		UseKVCache         bool   `yaml:"use_kv_cache"`
+	} `yaml:"model"`
+	Export struct {
+		MaxSeqLength     int    `yaml:"max_seq_length"`
+		MaxContextLength int    `yaml:"max_context_length"`
+		OutputName       string `yaml:"output_name"`
+	} `yaml:"export"`
+	Quantization struct {
+		QMode             *string `yaml:"qmode"`
+		EmbeddingQuantize quoted  `yaml:"embedding_quantize"`
+		GroupSize         *int    `yaml:"group_size"`
+		UseHQQ            bool    `yaml:"use_hqq"`
+	} `yaml:"quantization"`
+	Backend struct {
+		XNNPACK struct {
+			Enabled     bool `yaml:"enabled"`
+			ExtendedOps bool `yaml:"extended_ops"`
+		} `yaml:"xnnpack"`
+		Vulkan *struct {
+			Enabled bool `yaml:"enabled"`
+		} `yaml:"vulkan,omitempty"`
+	} `yaml:"backend"`
+}
+
+// Recipe is what differs between the backends export_llm builds for: their settings in
+// pipeline.yaml, the file name, which delegate the config enables, and how the recipe's
+// description names it. Each such backend's folder fills one in and names its Build.
+type Recipe struct {
+	Settings config.LLMRecipe
+	// NameTag goes between the model name and the qmode in the file name ("vulkan"), so the
+	// app reads the backend from the name; empty for none.
+	NameTag string
+	// XNNPACK enables the XNNPACK delegate with extended ops; Vulkan the Vulkan delegate.
+	XNNPACK, Vulkan bool
+	// Describes ends the recipe's description (", XNNPACK with extended ops").
+	Describes string
+}
+
+// llmJob is one export_llm run worked out: its plan, qmode and names.
+type llmJob struct {
+	t      Recipe
+	plan   *family.LLMPlan
+	qmode  string
+	qlabel string
+	name   string
+	seq    int
+	lfm2   bool
+}
+
+// Build is the recipe builder of one export_llm backend.
+func (t Recipe) Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
+	j, err := t.job(cfg, req)
+	if err != nil {
+		return nil, err
+	}
+	bos, eos := req.Source.SpecialTokens()
+	expect := &check.Expect{MaxSeqLen: int64(j.seq), MaxContextLen: int64(req.Window), BOS: bos, EOS: eos}
+	if j.lfm2 {
+		expect.Metadata = map[string]any{"get_state_reset_at_zero": int64(1)}
+	}
+	paramsJSON, err := json.MarshalIndent(j.plan.Params, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode params: %w", err)
+	}
+	ptePath := filepath.Join(req.Work, j.name)
+	checkpoint := filepath.Join(req.Work, "checkpoint", "consolidated.pth")
+	yamlBytes, err := j.config(req, ptePath, checkpoint, llmMetadata(bos, eos, j.lfm2))
+	if err != nil {
+		return nil, err
+	}
+	folder := req.Backend
+	return &recipe.Recipe{
+		Backend: req.Backend, Target: "any arm64", Window: req.Window, Label: family.WindowLabel(req.Window), Folder: folder,
+		Files: map[string][]byte{
+			"params.json":     append(paramsJSON, '\n'),
+			"export_llm.yaml": yamlBytes,
+		},
+		Checkpoint: checkpoint,
+		Steps: []recipe.Step{{
+			Name: "export_llm", Argv: j.argv(req), Dir: req.Work, Stages: req.Backend,
+			Env: map[string]string{"PYTHONUNBUFFERED": "1"},
+		}},
+		Outputs: []recipe.Output{{From: ptePath, To: path.Join(folder, j.name), Kind: "pte", Expect: expect}},
+		Fields:  llmFields(cfg, j, req),
+	}, nil
+}
+
+// job picks the family's export_llm plan, the qmode (the request's over the recipe's) and
+// the file name.
+func (t Recipe) job(cfg *config.Config, req recipe.Request) (*llmJob, error) {
+	src := req.Source
+	fam := family.Of(src.Config)
+	if fam == nil {
+		return nil, fmt.Errorf("%s: architecture %v has no recipe", src.ID, src.Config.Architectures())
+	}
+	plan, err := family.XNNPACKPlan(fam, src.Config)
+	if err != nil {
+		return nil, fmt.Errorf("%s cannot be exported to %s: %w", src.ID, req.Backend, err)
+	}
+	j := &llmJob{t: t, plan: plan, qmode: t.Settings.QMode, seq: min(cfg.Export.PrefillChunk, req.Window), lfm2: fam.Key == "lfm2"}
+	if req.QMode != "" {
+		j.qmode = req.QMode
+	}
+	if !config.KnownQMode(j.qmode) {
+		return nil, fmt.Errorf("qmode %q: the recipes know %s", j.qmode, strings.Join(config.QModes(), " and "))
+	}
+	if req.Codes != "" && j.qmode != "8da4w" {
+		return nil, fmt.Errorf("GPTQ codes apply to 8da4w, not %s", j.qmode)
+	}
+	j.qlabel = j.qmode
+	if req.Codes != "" {
+		j.qlabel += "-gptq"
+	}
+	stem := src.Name()
+	if t.NameTag != "" {
+		stem += "-" + t.NameTag
+	}
+	j.name = fmt.Sprintf("%s-%s-%s.pte", stem, j.qlabel, family.WindowLabel(req.Window))
+	return j, nil
+}
+
+// llmMetadata is the metadata export_llm writes into the program as getters.
+func llmMetadata(bos *int64, eos []int64, lfm2 bool) string {
+	meta := map[string]any{}
+	if bos != nil {
+		meta["get_bos_id"] = *bos
+	}
+	if len(eos) > 0 {
+		meta["get_eos_ids"] = eos
+	}
+	if lfm2 {
+		meta["get_state_reset_at_zero"] = 1
+	}
+	b, _ := json.Marshal(meta)
+	return string(b)
+}
+
+// config writes export_llm's YAML config.
+func (j *llmJob) config(req recipe.Request, ptePath, checkpoint, metaJSON string) ([]byte, error) {
+	rc := j.t.Settings
+	var y exportLLM
+	y.Base.ModelClass = j.plan.ModelClass
+	y.Base.Params = filepath.Join(req.Work, "params.json")
+	y.Base.Checkpoint = checkpoint
+	y.Base.Metadata = metaJSON
+	y.Model.DtypeOverride = "fp32"
+	y.Model.EnableDynamicShape = true
+	y.Model.UseSDPAWithKVCache = true
+	y.Model.UseKVCache = true
+	y.Export.MaxSeqLength = j.seq
+	y.Export.MaxContextLength = req.Window
+	y.Export.OutputName = ptePath
+	if j.qmode == "8da4w" {
+		q, g := "8da4w", rc.GroupSize
+		y.Quantization.QMode, y.Quantization.GroupSize = &q, &g
+	}
+	y.Quantization.EmbeddingQuantize = quoted(rc.EmbeddingQuantize)
+	y.Quantization.UseHQQ = rc.EmbeddingHQQ
+	y.Backend.XNNPACK.Enabled, y.Backend.XNNPACK.ExtendedOps = j.t.XNNPACK, j.t.XNNPACK
+	if j.t.Vulkan {
+		y.Backend.Vulkan = &struct {
+			Enabled bool `yaml:"enabled"`
+		}{Enabled: true}
+	}
+	var yb bytes.Buffer
+	enc := yaml.NewEncoder(&yb)
+	enc.SetIndent(2)
+	if err := enc.Encode(&y); err != nil {
+		return nil, fmt.Errorf("encode export_llm config: %w", err)
+	}
+	return yb.Bytes(), nil
+}
+
+// argv runs export_llm, or our wrapper when GPTQ codes are injected or LFM2's state reset
+// needs fixing.
+func (j *llmJob) argv(req recipe.Request) []string {
+	configPath := filepath.Join(req.Work, "export_llm.yaml")
+	if req.Codes == "" && !j.lfm2 {
+		return []string{req.Python, "-m", "executorch.extension.llm.export.export_llm", "--config", configPath}
+	}
+	argv := []string{req.Python, filepath.Join(req.Work, "drivers", "export_with_codes.py"), "--config", configPath}
+	if req.Codes != "" {
+		argv = append(argv, "--codes", req.Codes)
+	}
+	if j.lfm2 {
+		argv = append(argv, "--lfm2-state-fix")
+	}
+	return argv
+}
+
+func llmFields(cfg *config.Config, j *llmJob, req recipe.Request) map[string]any {
+	rc, qmode := j.t.Settings, j.qmode
+	codes := any(nil)
+	label := "fp32 linears (not quantized), int8 embeddings"
+	desc := fmt.Sprintf("ExecuTorch %s `export_llm`: fp32 weights and activations in every linear (not quantized), int8 per-channel embeddings", cfg.Versions.ExecuTorch)
+	qlabel := qmode
+	groupSize := any(nil)
+	if qmode == "8da4w" {
+		groupSize = rc.GroupSize
+		codes = "round-to-nearest"
+		label = fmt.Sprintf("8da4w-g%d, int8 embeddings, int4 codes rounded to nearest", rc.GroupSize)
+		if req.Codes != "" {
+			codes, qlabel = "gptq", "8da4w-gptq"
+			label = fmt.Sprintf("8da4w-g%d, int8 embeddings, int4 codes solved with GPTQ", rc.GroupSize)
+		}
+		desc = fmt.Sprintf("ExecuTorch %s `export_llm`: 8-bit dynamic activations and 4-bit weights in groups of %d, int8 per-channel embeddings", cfg.Versions.ExecuTorch, rc.GroupSize)
+	}
+	desc += j.t.Describes + ", prefill chunk " + strconv.Itoa(j.seq) + ", fp32 KV cache."
+	return map[string]any{
+		"model_class": j.plan.ModelClass, "converter": j.plan.Converter, "params": j.plan.Params,
+		"qmode": qlabel, "export_llm_qmode": nilIf(qmode == "fp32", qmode), "group_size": groupSize,
+		"embedding_quantize": rc.EmbeddingQuantize, "embedding_hqq": rc.EmbeddingHQQ,
+		"int4_codes": codes, "prefill_chunk": j.seq, "kv_cache_dtype": "fp32",
+		"label": label, "description": desc,
+	}
+}
+
+func nilIf(cond bool, v any) any {
+	if cond {
+		return nil
+	}
+	return v
+}
+
+// quoted is a string written in double quotes, so "8,0" can never be read as anything but
+// a string by OmegaConf's YAML loader.
+type quoted string
+
+func (q quoted) MarshalYAML() (any, error) {
+	return &yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Value: string(q)}, nil
+}

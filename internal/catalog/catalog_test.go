@@ -1,0 +1,192 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/internal/result"
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
+	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+)
+
+const (
+	org         = "experimentalmachines"
+	catalogRepo = org + "/exe-expo-catalog"
+)
+
+// configJSON is a folder config.json as internal/publish writes it, for window w.
+func configJSON(backend, target string, windows ...int) []byte {
+	c := map[string]any{"runtime": "executorch", "runtime_version": "1.4.0", "backend": backend, "target": nil,
+		"source_model": "Qwen/Qwen3-0.6B", "source_revision": "abc"}
+	var vs []map[string]any
+	for _, w := range windows {
+		v := map[string]any{"context": w, "source_revision": "abc", "quantization": "8da4w", "size_bytes": 1000 + w,
+			"device_resident_bytes": 5000 + w, "fits_phones_gib": []int{8, 16}}
+		if target == "" {
+			v["file"], v["sha256"] = fmt.Sprintf("m-%d.pte", w), fmt.Sprintf("%064x", w)
+		} else {
+			c["target"] = target
+			c["neuropilot_sdk"] = map[string]any{"name": "NeuroPilot Express SDK", "build": "8.0.8"}
+			v["files"] = []string{"c1.pte", "c2.pte"}
+			v["embedding"] = "emb.bin"
+			v["sha256"] = map[string]string{"c1.pte": "aa", "c2.pte": "bb", "emb.bin": "cc"}
+		}
+		vs = append(vs, v)
+	}
+	c["variants"] = vs
+	b, _ := json.MarshalIndent(c, "", "  ")
+	return b
+}
+
+func client(url string) *hub.Client {
+	return hub.New(hub.Options{Endpoint: url, Token: "hf_test", RetryMax: 3, RetryWaitMin: time.Millisecond, RetryWaitMax: 2 * time.Millisecond})
+}
+
+// TestUpdateRebuildCheck: publish's update puts a repo's folders in the catalog; the same
+// update again commits nothing; a rebuild finds every repo of the org; check names a
+// folder the catalog misses; the catalog's file refuses another schema.
+func TestUpdateRebuildCheck(t *testing.T) {
+	srv := hubtest.New(t)
+	ctx := context.Background()
+	c := client(srv.URL)
+	a, b := org+"/Qwen3-0.6B-ExecuTorch", org+"/SmolLM2-135M-Instruct-ExecuTorch"
+	srv.MustAddModel(t, a, map[string][]byte{"xnnpack/config.json": configJSON("xnnpack", "", 2048, 4096), "README.md": []byte("card")})
+	srv.MustAddModel(t, b, map[string][]byte{"mtk/mt6991/config.json": configJSON("mediatek", "mt6991", 2048)})
+
+	changed, err := Update(ctx, c, catalogRepo, org, a, Options{})
+	require.NoError(t, err)
+	assert.True(t, changed)
+	head := srv.Head(catalogRepo)
+	changed, err = Update(ctx, c, catalogRepo, org, a, Options{})
+	require.NoError(t, err)
+	assert.False(t, changed, "an unchanged repo makes no catalog commit")
+	assert.Equal(t, head, srv.Head(catalogRepo))
+
+	data, err := srv.FileBytes(catalogRepo, "main", File)
+	require.NoError(t, err)
+	cat, err := Decode(File, data)
+	require.NoError(t, err)
+	require.Contains(t, cat.Models, a)
+	f := cat.Models[a].Folders["xnnpack"]
+	require.NotNil(t, f)
+	assert.Equal(t, Runtime{ExecuTorch: "1.4.0"}, f.Runtime)
+	require.Len(t, f.Windows, 2)
+	assert.Equal(t, []FileEntry{{Path: "xnnpack/m-2048.pte", SHA256: fmt.Sprintf("%064x", 2048), SizeBytes: 3048}}, f.Windows[0].Files)
+	assert.Equal(t, int64(7048), f.Windows[0].ResidentBytes)
+	assert.Equal(t, []int{8, 16}, f.Windows[0].FitsPhonesGiB)
+	assert.Equal(t, "Qwen/Qwen3-0.6B", cat.Models[a].Source)
+
+	diffs, err := Check(ctx, c, cat, catalogRepo)
+	require.NoError(t, err)
+	assert.Equal(t, []string{b + " is published but not in the catalog"}, diffs)
+
+	rebuilt, err := Rebuild(ctx, c, org, catalogRepo)
+	require.NoError(t, err)
+	require.Contains(t, rebuilt.Models, b)
+	m := rebuilt.Models[b].Folders["mtk/mt6991"]
+	assert.Equal(t, Runtime{ExecuTorch: "1.4.0", NeuroPilotSDK: "8.0.8"}, m.Runtime)
+	assert.Equal(t, []FileEntry{{Path: "mtk/mt6991/c1.pte", SHA256: "aa"}, {Path: "mtk/mt6991/c2.pte", SHA256: "bb"}, {Path: "mtk/mt6991/emb.bin", SHA256: "cc"}}, m.Windows[0].Files)
+	_, err = Write(ctx, c, catalogRepo, rebuilt, Options{})
+	require.NoError(t, err)
+	data, err = srv.FileBytes(catalogRepo, "main", File)
+	require.NoError(t, err)
+	cat, err = Decode(File, data)
+	require.NoError(t, err)
+	diffs, err = Check(ctx, c, cat, catalogRepo)
+	require.NoError(t, err)
+	assert.Empty(t, diffs)
+
+	_, err = Decode(File, []byte(`{"schema_version": 2, "org": "x", "models": {}}`))
+	var ve *result.VersionError
+	assert.True(t, errors.As(err, &ve), "%v", err)
+}
+
+// TestUpdateUnderContention: every window of a matrix publishes at once and each updates
+// the catalog for its repo, through lost answers and 500s: the catalog ends holding every
+// repo, each update either committed or found its entry already in place.
+func TestUpdateUnderContention(t *testing.T) {
+	srv := hubtest.New(t)
+	ctx := context.Background()
+	const n = 12
+	repos := make([]string, n)
+	for i := range repos {
+		repos[i] = fmt.Sprintf("%s/M%d-ExecuTorch", org, i)
+		srv.MustAddModel(t, repos[i], map[string][]byte{"xnnpack/config.json": configJSON("xnnpack", "", 2048+i)})
+	}
+	// the catalog repo exists before the race, as after a first publish
+	_, err := client(srv.URL).CreateRepo(ctx, catalogRepo, hub.RepoOptions{})
+	require.NoError(t, err)
+	srv.Inject(hubtest.Fault{Method: "POST", PathContains: "exe-expo-catalog/commit/", Status: 500, Times: 2})
+	srv.Inject(hubtest.Fault{Method: "POST", PathContains: "exe-expo-catalog/commit/", LoseAnswer: true, Times: 3})
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range repos {
+		c := client(srv.URL)
+		rng := rand.New(rand.NewPCG(uint64(i), 9))
+		var mu sync.Mutex
+		wait := func(int) time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return time.Duration(rng.IntN(2000)) * time.Microsecond
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = Update(ctx, c, catalogRepo, org, repos[i], Options{Attempts: 6, Wait: wait})
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, repos[i])
+	}
+	data, err := srv.FileBytes(catalogRepo, "main", File)
+	require.NoError(t, err)
+	cat, err := Decode(File, data)
+	require.NoError(t, err)
+	for i, r := range repos {
+		require.Contains(t, cat.Models, r)
+		assert.Equal(t, 2048+i, cat.Models[r].Folders["xnnpack"].Windows[0].Context)
+	}
+	assert.Len(t, cat.Models, n)
+}
+
+// TestOfficialJSClientReadsTheCatalog: the official JavaScript client downloads and parses
+// catalog.json as the app would, and sees the catalog publish wrote.
+func TestOfficialJSClientReadsTheCatalog(t *testing.T) {
+	node, jsDir := hubtest.JSClient(t)
+	srv := hubtest.New(t)
+	ctx := context.Background()
+	repo := org + "/Qwen3-0.6B-ExecuTorch"
+	srv.MustAddModel(t, repo, map[string][]byte{"xnnpack/config.json": configJSON("xnnpack", "", 2048)})
+	_, err := Update(ctx, client(srv.URL), catalogRepo, org, repo, Options{})
+	require.NoError(t, err)
+	data, err := srv.FileBytes(catalogRepo, "main", File)
+	require.NoError(t, err)
+	var want any
+	require.NoError(t, json.Unmarshal(data, &want))
+
+	arg, err := json.Marshal(map[string]any{"mode": "json", "hubUrl": srv.URL, "token": "hf_test", "repo": catalogRepo, "path": File})
+	require.NoError(t, err)
+	tctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(tctx, node, "driver.mjs", string(arg))
+	cmd.Dir = jsDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	var got any
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &got), stdout.String())
+	assert.Equal(t, want, got)
+	assert.Contains(t, stdout.String(), `"schema_version":1`)
+}

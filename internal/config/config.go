@@ -1,0 +1,201 @@
+// Package config holds the pipeline settings (config/pipeline.yaml) and the toolchain pins
+// (config/versions.env). Both are decoded strictly so that a misspelt key fails the run that
+// reads it instead of silently falling back to a default.
+package config
+
+// Config is config/pipeline.yaml plus the pins of config/versions.env.
+type Config struct {
+	GitHub  GitHub   `yaml:"github"`
+	Hub     Hub      `yaml:"hub"`
+	Watch   Watch    `yaml:"watch"`
+	Export  Export   `yaml:"export"`
+	Runners []Runner `yaml:"runners"`
+	// ExportTimes are measured export times, from which plan costs a run (internal/cost).
+	ExportTimes []ExportTime    `yaml:"export_times"`
+	Chips       map[string]Chip `yaml:"chips"`
+	// Gate is the decision gate's prompts.
+	Gate Gate `yaml:"gate"`
+	// Calibration is the GPTQ solve's calibration rows.
+	Calibration Calibration `yaml:"calibration"`
+
+	// Versions comes from versions.env, not from the YAML file.
+	Versions Versions `yaml:"-"`
+}
+
+// GitHub names the repository that holds the workflows and actions. A workflow another
+// repository calls runs in the caller's context, so it checks this repository out by name.
+type GitHub struct {
+	// Repository is owner/name of this repository.
+	Repository string `yaml:"repository"`
+	// CallerRef is the ref a calling repository's run checks out unless it names one.
+	CallerRef string `yaml:"caller_ref"`
+}
+
+// Hub names where models are published.
+type Hub struct {
+	Org        string   `yaml:"org"`
+	RepoSuffix string   `yaml:"repo_suffix"`
+	Tags       []string `yaml:"tags"`
+	// CatalogRepo is the name, in Org, of the repo holding the catalog of everything
+	// published (internal/catalog).
+	CatalogRepo string `yaml:"catalog_repo"`
+}
+
+// Catalog is the catalog repo's id.
+func (h Hub) Catalog() string { return h.Org + "/" + h.CatalogRepo }
+
+// Watch is the watcher's filter: which orgs, which families, which names.
+type Watch struct {
+	OrgFamilies        map[string][]string `yaml:"org_families"`
+	LimitPerOrg        int                 `yaml:"limit_per_org"`
+	MaxDispatchPerRun  int                 `yaml:"max_dispatch_per_run"`
+	PipelineTag        string              `yaml:"pipeline_tag"`
+	MaxNominalBillions float64             `yaml:"max_nominal_billions"`
+	MaxParams          int64               `yaml:"max_params"`
+	NameExclude        []string            `yaml:"name_exclude"`
+	// Schedule is the watcher workflow's cron (UTC); empty means it runs only by hand.
+	Schedule string `yaml:"schedule"`
+}
+
+// Export holds the window tiers, the phone budget and each backend's recipe.
+type Export struct {
+	ContextTiers         []int `yaml:"context_tiers"`
+	DeviceBudgetBytes    int64 `yaml:"device_budget_bytes"`
+	RuntimeOverheadBytes int64 `yaml:"runtime_overhead_bytes"`
+	PrefillChunk         int   `yaml:"prefill_chunk"`
+	HostReserveBytes     int64 `yaml:"host_reserve_bytes"`
+	// PhoneClasses are the handset RAM classes the phone table is given for, smallest first.
+	PhoneClasses []PhoneClass `yaml:"phone_classes"`
+	XNNPACK      LLMRecipe    `yaml:"xnnpack"`
+	Vulkan       LLMRecipe    `yaml:"vulkan"`
+	QNN          QNNRecipe    `yaml:"qnn"`
+	MediaTek     MTKRecipe    `yaml:"mediatek"`
+	Solve        SolveSetting `yaml:"solve"`
+}
+
+// PhoneClass is a handset RAM class and the bytes it leaves to the app that runs the model.
+type PhoneClass struct {
+	RAMGiB   int   `yaml:"ram_gib" json:"ram_gib"`
+	AppBytes int64 `yaml:"app_bytes" json:"app_bytes"`
+}
+
+// LLMRecipe is the export_llm recipe shared by XNNPACK and Vulkan.
+type LLMRecipe struct {
+	QMode             string   `yaml:"qmode"`
+	GroupSize         int      `yaml:"group_size"`
+	EmbeddingQuantize string   `yaml:"embedding_quantize"`
+	EmbeddingHQQ      bool     `yaml:"embedding_hqq"`
+	Runners           []string `yaml:"runners"`
+}
+
+// QNNRecipe drives ExecuTorch's Qualcomm LLM script.
+type QNNRecipe struct {
+	SoCs          []string `yaml:"socs"`
+	ModelMode     string   `yaml:"model_mode"`
+	PrefillARLen  int      `yaml:"prefill_ar_len"`
+	MaxContextLen int      `yaml:"max_context_len"`
+	CalibTasks    []string `yaml:"calib_tasks"`
+	CalibLimit    int      `yaml:"calib_limit"`
+	Runners       []string `yaml:"runners"`
+}
+
+// MTKRecipe drives ExecuTorch's examples/mediatek scripts.
+type MTKRecipe struct {
+	SoCs                  []string `yaml:"socs"`
+	Precision             string   `yaml:"precision"`
+	MaxChunks             int      `yaml:"max_chunks"`
+	PromptTokens          int      `yaml:"prompt_tokens"`
+	CacheSize             int      `yaml:"cache_size"`
+	Calibration           string   `yaml:"calibration"`
+	ResponseCap           int      `yaml:"response_cap"`
+	LongSamples           int      `yaml:"long_samples"`
+	MinCalibrationPrompts int      `yaml:"min_calibration_prompts"`
+	Runners               []string `yaml:"runners"`
+}
+
+// SolveSetting places the once-per-model GPTQ solve.
+type SolveSetting struct {
+	Runner string  `yaml:"runner"`
+	Damp   float64 `yaml:"damp"`
+}
+
+// Runner is one runner tier as measured: the sizing compares needs against these numbers.
+type Runner struct {
+	Name      string `yaml:"name"`
+	Label     string `yaml:"label"`
+	Arch      string `yaml:"arch"`
+	VCPU      int    `yaml:"vcpu"`
+	RAMBytes  int64  `yaml:"ram_bytes"`
+	SwapGiB   int    `yaml:"swap_gib"`
+	DiskBytes int64  `yaml:"disk_bytes"`
+	Measured  bool   `yaml:"measured"`
+	// USDPerMinute is the runner's price per minute.
+	USDPerMinute float64 `yaml:"usd_per_minute"`
+}
+
+// ExportTime is one measured export: its backend, model, window and seconds, and where the
+// figure comes from. Flat marks a figure that holds for any model and window.
+type ExportTime struct {
+	Backend string  `yaml:"backend" json:"backend"`
+	Model   string  `yaml:"model,omitempty" json:"model,omitempty"`
+	Params  int64   `yaml:"params,omitempty" json:"params,omitempty"`
+	Window  int     `yaml:"window,omitempty" json:"window,omitempty"`
+	Seconds float64 `yaml:"seconds" json:"seconds"`
+	Runner  string  `yaml:"runner,omitempty" json:"runner,omitempty"`
+	Flat    bool    `yaml:"flat,omitempty" json:"flat,omitempty"`
+	Source  string  `yaml:"source" json:"source"`
+}
+
+// SwapBytes is the swap the job adds, in bytes.
+func (r Runner) SwapBytes() int64 { return int64(r.SwapGiB) << 30 }
+
+// Chip is an NPU target.
+type Chip struct {
+	Backend  string `yaml:"backend"`
+	Name     string `yaml:"name"`
+	Platform string `yaml:"platform"`
+}
+
+// Versions are the pins of config/versions.env.
+type Versions struct {
+	ExecuTorch          string
+	ExecuTorchCommit    string
+	Python              string
+	QAIRT               string
+	NeuroPilotSDKURL    string
+	NeuroPilotSDKSHA256 string
+	NeuroPilotSDKBuild  string
+	MTKConverter        string
+	MTKNeuron           string
+	MTKPython           string
+
+	// Torch and TorchAO are what ExecuTorch's install_requirements.py installs beside it:
+	// its wheel asks only for torch>=, which would take whatever PyPI has newest.
+	Torch, TorchAO string
+}
+
+// Runner returns the tier called name.
+func (c *Config) Runner(name string) (Runner, bool) {
+	for _, r := range c.Runners {
+		if r.Name == name {
+			return r, true
+		}
+	}
+	return Runner{}, false
+}
+
+// RunnersFor resolves a recipe's runner names, in the recipe's order (smallest first).
+func (c *Config) RunnersFor(names []string) []Runner {
+	out := make([]Runner, 0, len(names))
+	for _, n := range names {
+		if r, ok := c.Runner(n); ok {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RepoFor is the output repo of a source model: <org>/<name><suffix>.
+func (c *Config) RepoFor(sourceName string) string {
+	return c.Hub.Org + "/" + sourceName + c.Hub.RepoSuffix
+}

@@ -1,0 +1,267 @@
+package drivers
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/experimentalmachines/exe-expo/internal/golden"
+)
+
+// hfNames lists the tensor names a family's HF checkpoint carries for the given layers.
+func hfNames(family string, layers int, lmHead bool, lfmTypes []string) []string {
+	names := []string{"model.embed_tokens.weight"}
+	attn := []string{"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight"}
+	for i := 0; i < layers; i++ {
+		var suffixes []string
+		switch family {
+		case "lfm2":
+			suffixes = []string{"operator_norm.weight", "ffn_norm.weight", "feed_forward.w1.weight", "feed_forward.w2.weight", "feed_forward.w3.weight"}
+			if lfmTypes[i] == "conv" {
+				suffixes = append(suffixes, "conv.conv.weight", "conv.in_proj.weight", "conv.out_proj.weight")
+			} else {
+				suffixes = append(suffixes, attn...)
+				suffixes = append(suffixes, "self_attn.out_proj.weight", "self_attn.q_layernorm.weight", "self_attn.k_layernorm.weight")
+			}
+		default:
+			suffixes = append(append([]string{}, attn...), "self_attn.o_proj.weight", "input_layernorm.weight",
+				"post_attention_layernorm.weight", "mlp.gate_proj.weight", "mlp.down_proj.weight", "mlp.up_proj.weight")
+			switch family {
+			case "qwen2_5":
+				suffixes = append(suffixes, "self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias")
+			case "qwen3":
+				suffixes = append(suffixes, "self_attn.q_norm.weight", "self_attn.k_norm.weight")
+			}
+		}
+		for _, s := range suffixes {
+			names = append(names, fmt.Sprintf("model.layers.%d.%s", i, s))
+		}
+	}
+	if family == "lfm2" {
+		names = append(names, "model.embedding_norm.weight")
+	} else {
+		names = append(names, "model.norm.weight")
+	}
+	if lmHead {
+		names = append(names, "lm_head.weight")
+	}
+	return names
+}
+
+func planJSON(t *testing.T, c Convert) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append(b, '\n')
+}
+
+func TestPlanConvertGolden(t *testing.T) {
+	withInvFreq := append(hfNames("llama", 2, false, nil), "model.layers.0.self_attn.rotary_emb.inv_freq")
+	cases := []struct {
+		name   string
+		arch   Arch
+		expect int
+	}{
+		{"llama", Arch{Family: "llama", Layers: 2, Heads: 4, KVHeads: 2, TiedEmbeddings: true, Tensors: withInvFreq}, 2*9 + 2 + 1}, // inv_freq dropped, output tied,
+		{"qwen2_5", Arch{Family: "qwen2_5", Layers: 2, Heads: 4, KVHeads: 2, Tensors: hfNames("qwen2_5", 2, true, nil)}, 2*12 + 3},
+		{"qwen3", Arch{Family: "qwen3", Layers: 2, Heads: 4, KVHeads: 2, Tensors: hfNames("qwen3", 2, true, nil)}, 2*11 + 3},
+		// conv layer: 8 sources → 10 outputs; attention layer: 11.
+		{"lfm2", Arch{Family: "lfm2", Layers: 2, Heads: 4, KVHeads: 2, TiedEmbeddings: true,
+			Tensors: hfNames("lfm2", 2, false, []string{"conv", "full_attention"})}, 10 + 11 + 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := PlanConvert(tc.arch, []string{"/m/model.safetensors"}, "/w/checkpoint/consolidated.pth")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.ExpectTensors != tc.expect {
+				t.Errorf("ExpectTensors = %d, want %d", c.ExpectTensors, tc.expect)
+			}
+			if len(c.Tensors) != len(tc.arch.Tensors) {
+				t.Errorf("plan has %d rules for %d tensors", len(c.Tensors), len(tc.arch.Tensors))
+			}
+			golden.Check(t, filepath.Join("testdata", "plans", tc.name+".json"), planJSON(t, c))
+		})
+	}
+}
+
+func TestPlanConvertRules(t *testing.T) {
+	llama, err := PlanConvert(Arch{Family: "llama", Layers: 1, Heads: 8, KVHeads: 2, TiedEmbeddings: true,
+		Tensors: hfNames("llama", 1, false, nil)}, []string{"s"}, "/w/c.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		plan Convert
+		name string
+		want Rule
+	}{
+		{llama, "model.layers.0.self_attn.q_proj.weight", Rule{To: "layers.0.attention.wq.weight", Unpermute: 8}},
+		{llama, "model.layers.0.self_attn.k_proj.weight", Rule{To: "layers.0.attention.wk.weight", Unpermute: 2}},
+		{llama, "model.layers.0.self_attn.v_proj.weight", Rule{To: "layers.0.attention.wv.weight"}},
+		{llama, "model.layers.0.mlp.gate_proj.weight", Rule{To: "layers.0.feed_forward.w1.weight"}},
+		{llama, "model.layers.0.mlp.down_proj.weight", Rule{To: "layers.0.feed_forward.w2.weight"}},
+		{llama, "model.layers.0.mlp.up_proj.weight", Rule{To: "layers.0.feed_forward.w3.weight"}},
+	}
+	qwen3, err := PlanConvert(Arch{Family: "qwen3", Layers: 1, Heads: 8, KVHeads: 2,
+		Tensors: hfNames("qwen3", 1, true, nil)}, []string{"s"}, "/w/c.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks = append(checks,
+		struct {
+			plan Convert
+			name string
+			want Rule
+		}{qwen3, "model.layers.0.self_attn.q_proj.weight", Rule{To: "layers.0.attention.wq.weight"}},
+		struct {
+			plan Convert
+			name string
+			want Rule
+		}{qwen3, "model.layers.0.self_attn.q_norm.weight", Rule{To: "layers.0.attention.q_norm_fn.weight"}},
+		struct {
+			plan Convert
+			name string
+			want Rule
+		}{qwen3, "lm_head.weight", Rule{To: "output.weight"}},
+	)
+	for _, c := range checks {
+		if got := c.plan.Tensors[c.name]; fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: rule %+v, want %+v", c.name, got, c.want)
+		}
+	}
+	if llama.Tie == nil || llama.Tie.From != "tok_embeddings.weight" || llama.Tie.To != "output.weight" {
+		t.Errorf("llama without lm_head: tie = %+v", llama.Tie)
+	}
+	if qwen3.Tie != nil {
+		t.Errorf("qwen3 with lm_head: tie = %+v, want none", qwen3.Tie)
+	}
+}
+
+// Qwen3-1.7B ships lm_head.weight although its config ties embeddings: the plan must use
+// the stored head rather than tie.
+func TestPlanConvertRealQwen3Index(t *testing.T) {
+	dir := filepath.Join("testdata", "hf", "Qwen3-1.7B")
+	b, err := os.ReadFile(filepath.Join(dir, "model.safetensors.index.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	if err := json.Unmarshal(b, &idx); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for n := range idx.WeightMap {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	shards, err := ShardFiles(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := PlanConvert(Arch{Family: "qwen3", Layers: 28, Heads: 16, KVHeads: 8, TiedEmbeddings: true, Tensors: names},
+		shards, "/w/checkpoint/consolidated.pth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Tie != nil || c.ExpectTensors != 311 {
+		t.Errorf("tie %+v, expect %d tensors; want no tie and 311", c.Tie, c.ExpectTensors)
+	}
+	c.Shards = []string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}
+	golden.Check(t, filepath.Join("testdata", "plans", "qwen3-1.7b.json"), planJSON(t, c))
+}
+
+func TestPlanConvertErrors(t *testing.T) {
+	good := func(f string) Arch {
+		return Arch{Family: f, Layers: 2, Heads: 4, KVHeads: 2, TiedEmbeddings: true, Tensors: hfNames(f, 2, false, []string{"conv", "full_attention"})}
+	}
+	drop := func(a Arch, name string) Arch {
+		var keep []string
+		for _, n := range a.Tensors {
+			if n != name {
+				keep = append(keep, n)
+			}
+		}
+		a.Tensors = keep
+		return a
+	}
+	add := func(a Arch, names ...string) Arch {
+		a.Tensors = append(append([]string{}, a.Tensors...), names...)
+		return a
+	}
+	untied := good("qwen3")
+	untied.TiedEmbeddings = false
+	cases := []struct {
+		name, output string
+		arch         Arch
+		want         string
+	}{
+		{"unknown family", "/w/c.pth", Arch{Family: "gemma3", Layers: 1, Heads: 1, KVHeads: 1}, `family "gemma3"`},
+		{"unknown tensor", "/w/c.pth", add(good("qwen3"), "model.layers.0.self_attn.q_proj.lora_A"), "unknown tensor model.layers.0.self_attn.q_proj.lora_A"},
+		{"unknown top tensor", "/w/c.pth", add(good("llama"), "model.vision_tower.weight"), "unknown tensor model.vision_tower.weight"},
+		{"llama with bias", "/w/c.pth", add(good("llama"), "model.layers.0.self_attn.q_proj.bias"), "unknown tensor model.layers.0.self_attn.q_proj.bias"},
+		{"layer beyond config", "/w/c.pth", add(good("qwen3"), "model.layers.2.mlp.up_proj.weight"), "layer 2, the model has 2"},
+		{"bad layer index", "/w/c.pth", add(good("qwen3"), "model.layers.x.mlp.up_proj.weight"), `layer index "x"`},
+		{"missing layer tensor", "/w/c.pth", drop(good("qwen2_5"), "model.layers.1.self_attn.k_proj.bias"), "layer 1 has 11 tensors, want 12"},
+		{"missing layer", "/w/c.pth", func() Arch { a := good("qwen3"); a.Layers = 3; return a }(), "cover 2 layers, config says 3"},
+		{"no embedding", "/w/c.pth", drop(good("qwen3"), "model.embed_tokens.weight"), "no tensor becomes tok_embeddings.weight"},
+		{"untied without head", "/w/c.pth", untied, "tie_word_embeddings is false"},
+		{"int8 in path", "/w/int8/c.pth", good("qwen3"), `contains "int8"`},
+		{"8da4w in name", "/w/Qwen3-8da4w.pth", good("qwen3"), `contains "8da4w"`},
+		{"bad heads", "/w/c.pth", func() Arch { a := good("qwen3"); a.KVHeads = 3; return a }(), "do not divide"},
+		{"duplicate", "/w/c.pth", add(good("qwen3"), "model.norm.weight"), "listed twice"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := PlanConvert(tc.arch, []string{"s"}, tc.output)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestShardFiles(t *testing.T) {
+	single := t.TempDir()
+	if err := os.WriteFile(filepath.Join(single, "model.safetensors"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	escaping := t.TempDir()
+	if err := os.WriteFile(filepath.Join(escaping, "model.safetensors.index.json"), []byte(`{"weight_map":{"a":"../x.safetensors"}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	real := filepath.Join("testdata", "hf", "Qwen3-1.7B")
+	cases := []struct {
+		name, dir string
+		want      []string
+		err       string
+	}{
+		{"index", real, []string{filepath.Join(real, "model-00001-of-00002.safetensors"), filepath.Join(real, "model-00002-of-00002.safetensors")}, ""},
+		{"single", single, []string{filepath.Join(single, "model.safetensors")}, ""},
+		{"none", t.TempDir(), nil, "neither"},
+		{"escaping", escaping, nil, "not a file inside"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ShardFiles(tc.dir)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Fatalf("got %v, %v; want %v", got, err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,265 @@
+"""Measure next-token distributions for the decision gate (internal/gate).
+
+exe-expo driver: JSON plan in (file path argument, or stdin), JSON result out (stdout). It
+only measures; internal/gate grades. Each row is rendered as the app renders a conversation (the
+prompt file's system prompt, primer and tools, then the row's user message, through the
+model's chat template) unless the plan gives its token ids already, and the model is run on
+it once: the last position's softmax is all the gate reads.
+
+With "fidelity", the model also reads a fixed text and its next-token distribution is read
+at every position: an export_llm program is fed the tokens one at a time through its KV
+cache (one load, forward((token, pos)) per position, since it returns only the last
+position's logits), a Hugging Face model all at once. The reference keeps fp32's top_k
+tokens per position with their log-probabilities and the rest's probability; the measure
+gives the export's log-probabilities of those tokens, the rest's probability and its argmax.
+Log-probabilities below -1000 are written as -1000 (JSON has no -Infinity; the probability
+is 0 either way).
+
+Plan: {"mode": "reference" | "measure",
+       "model": {"kind": "hf" | "pte" | "torchscript", "path": p, "tokenizer": p or null},
+       "prompt": {"system": s, "primer": [{"role", "content"}], "tools": [...]},
+       "rows": [{"question": q, "user": text, "token_ids": [int] (optional)}],
+       "fp32": {question: token} (measure only),
+       "fidelity": (optional) reference: {"text": s, "tokens": n, "top_k": k,
+                   "token_ids": [int] (optional, instead of the text)};
+                   measure: {"token_ids": [int], "buckets": [[int] per position]}}
+Result reference: {"rows": {question: {"token": argmax, "p": its probability, "text": piece}},
+                   "fidelity": {"top_k": k, "tokens": [int], "positions": [{"ids": [k ints],
+                   "logp": [k floats], "rest": probability}]}}
+Result measure: {"rows": {question: {"p": probability of fp32's token, "token": argmax,
+                 "text": piece}},
+                 "fidelity": {"positions": [{"token": argmax, "logp": [floats], "rest": p}]}}
+Error: {"error": message, "row": question or null} on stdout, exit status 1.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import driver_io  # noqa: E402  (written beside this script)
+
+
+class PlanError(Exception):
+    def __init__(self, message, row=None):
+        super().__init__(message)
+        self.row = row
+
+
+def load_tokenizer(model):
+    path = model.get("tokenizer")
+    if not path:
+        return None
+    from transformers import AutoTokenizer
+    return AutoTokenizer.from_pretrained(path)
+
+
+def render(tokenizer, prompt, row):
+    """Token ids of the row as the app renders it: system, primer, the user message, and the
+    generation prompt, with the tools given to the chat template."""
+    if row.get("token_ids") is not None:
+        return list(row["token_ids"])
+    if tokenizer is None:
+        raise PlanError("row %r has no token ids and the plan names no tokenizer" % row["question"], row["question"])
+    messages = [{"role": "system", "content": prompt["system"]}] + list(prompt["primer"])
+    messages.append({"role": "user", "content": row["user"]})
+    # return_dict=False: transformers 5 returns a BatchEncoding by default, whose iteration
+    # yields its keys ("input_ids", "attention_mask"), not the ids.
+    return [int(i) for i in tokenizer.apply_chat_template(messages, tools=prompt.get("tools") or None,
+                                                          add_generation_prompt=True, tokenize=True,
+                                                          return_dict=False)]
+
+
+class Model:
+    """A loaded model: last(ids) is the logits after ids (a fresh run, no state kept);
+    positions(ids) is the logits after each prefix of ids, [len(ids), V]."""
+
+    def __init__(self, last, positions):
+        self.last, self.positions = last, positions
+
+
+def hf_model(torch, path):
+    from transformers import AutoModelForCausalLM
+    m = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.float32)
+    m.eval()
+
+    def last(ids):
+        return m(torch.tensor([ids])).logits
+
+    def positions(ids):
+        return m(torch.tensor([ids])).logits[0]
+    return Model(last, positions)
+
+
+def pte_model(torch, path):
+    """The exported program, reloaded per prompt so no KV cache carries over; the custom ops
+    and quantized kernels export_llm's programs call are registered first."""
+    from executorch.extension.pybindings.portable_lib import _load_for_executorch
+    import executorch.extension.llm.custom_ops.custom_ops  # noqa: F401
+    import executorch.kernels.quantized  # noqa: F401
+
+    def last(ids):
+        m = _load_for_executorch(path)
+        # export_llm's programs take at most max_seq_len - 1 tokens a call (the token
+        # dimension is exported as Dim(max=max_seq_len - 1)), though get_max_seq_len says
+        # max_seq_len.
+        chunk = max(1, int(m.run_method("get_max_seq_len", ())[0]) - 1)
+        out, pos = None, 0
+        while pos < len(ids):
+            part = ids[pos:pos + chunk]
+            out = m.forward((torch.tensor([part], dtype=torch.long), torch.tensor([pos], dtype=torch.long)))[0]
+            pos += len(part)
+        return out
+
+    def positions(ids):
+        """One load, one token a call through the KV cache: every position's logits."""
+        m = _load_for_executorch(path)
+        try:
+            room = int(m.run_method("get_max_context_len", ())[0])
+        except Exception:  # a program that names only get_max_seq_len
+            room = int(m.run_method("get_max_seq_len", ())[0])
+        if len(ids) > room:
+            raise PlanError("the fidelity text's %d tokens do not fit the program's %d-token window" % (len(ids), room))
+        rows = []
+        for pos, tok in enumerate(ids):
+            out = m.forward((torch.tensor([[tok]], dtype=torch.long), torch.tensor([pos], dtype=torch.long)))[0]
+            rows.append(out.reshape(-1, out.shape[-1])[-1])
+        return torch.stack(rows)
+    return Model(last, positions)
+
+
+def torchscript_model(torch, path):
+    m = torch.jit.load(path)
+    m.eval()
+
+    def last(ids):
+        return m(torch.tensor([ids]))
+
+    def positions(ids):
+        """A module without a cache: each prefix run whole, its last position read."""
+        rows = []
+        for i in range(len(ids)):
+            out = m(torch.tensor([ids[:i + 1]]))
+            rows.append(out.reshape(-1, out.shape[-1])[-1])
+        return torch.stack(rows)
+    return Model(last, positions)
+
+
+def last_probs(torch, logits):
+    """Softmax over the vocabulary at the last position; export_llm's programs return only
+    the last position ([1, V]), Hugging Face's every position ([1, T, V])."""
+    if logits.dim() == 3:
+        logits = logits[0, -1]
+    elif logits.dim() == 2:
+        logits = logits[-1]
+    return torch.softmax(logits.double(), dim=-1)
+
+
+def piece(tokenizer, token):
+    return tokenizer.decode([token]) if tokenizer is not None else ""
+
+
+# Log-probabilities are written no lower than this: JSON has no -Infinity.
+LOGP_FLOOR = -1000.0
+
+
+def logps(values):
+    return [max(float(v), LOGP_FLOOR) for v in values]
+
+
+def rest_mass(torch, logp, kept):
+    """Probability of every token outside kept, from the log-probabilities [V] (0 when
+    kept is the whole vocabulary)."""
+    mask = torch.ones_like(logp, dtype=torch.bool)
+    mask[kept] = False
+    if not bool(mask.any()):
+        return 0.0
+    return float(torch.logsumexp(logp[mask], dim=0).exp())
+
+
+def fidelity_ids(tokenizer, spec):
+    """The fidelity text's token ids: the plan's, or the text's as the tokenizer encodes it
+    (with the special tokens it adds to a text, a BOS for some), cut to spec["tokens"]."""
+    ids = spec.get("token_ids")
+    if ids is None:
+        if tokenizer is None:
+            raise PlanError("the fidelity text has no token ids and the plan names no tokenizer")
+        ids = tokenizer.encode(spec["text"], add_special_tokens=True)
+    ids = [int(i) for i in ids]
+    want = int(spec.get("tokens") or len(ids))
+    if len(ids) < want:
+        raise PlanError("the fidelity text has %d tokens, fewer than the %d asked" % (len(ids), want))
+    return ids[:want]
+
+
+def fidelity_reference(torch, model, tokenizer, spec):
+    ids = fidelity_ids(tokenizer, spec)
+    k = int(spec["top_k"])
+    logp = torch.log_softmax(model.positions(ids).double(), dim=-1)
+    if k > logp.shape[-1]:
+        raise PlanError("fidelity top_k %d is more than the vocabulary of %d" % (k, logp.shape[-1]))
+    top = torch.topk(logp, k, dim=-1)
+    positions = []
+    for i in range(len(ids)):
+        kept = top.indices[i]
+        positions.append({"ids": [int(t) for t in kept], "logp": logps(top.values[i]),
+                          "rest": rest_mass(torch, logp[i], kept)})
+    print("gate reference: fidelity text, %d positions" % len(ids), file=sys.stderr)
+    return {"top_k": k, "tokens": ids, "positions": positions}
+
+
+def fidelity_measure(torch, model, spec):
+    ids, buckets = [int(i) for i in spec["token_ids"]], spec["buckets"]
+    if len(buckets) != len(ids):
+        raise PlanError("the fidelity plan has %d buckets for %d tokens" % (len(buckets), len(ids)))
+    logp = torch.log_softmax(model.positions(ids).double(), dim=-1)
+    positions = []
+    for i, bucket in enumerate(buckets):
+        kept = torch.tensor([int(t) for t in bucket], dtype=torch.long)
+        if len(bucket) and not 0 <= int(kept.min()) <= int(kept.max()) < logp.shape[-1]:
+            raise PlanError("fidelity position %d: fp32's tokens fall outside the export's vocabulary of %d" % (i, logp.shape[-1]))
+        positions.append({"token": int(torch.argmax(logp[i])), "logp": logps(logp[i][kept]),
+                          "rest": rest_mass(torch, logp[i], kept)})
+    print("gate measure: fidelity text, %d positions" % len(ids), file=sys.stderr)
+    return {"positions": positions}
+
+
+def run(plan):
+    import torch
+    torch.manual_seed(0)
+    mode = plan.get("mode")
+    if mode not in ("reference", "measure"):
+        raise PlanError("mode %r is neither reference nor measure" % mode)
+    model = plan["model"]
+    loaders = {"hf": hf_model, "pte": pte_model, "torchscript": torchscript_model}
+    if model.get("kind") not in loaders:
+        raise PlanError("model kind %r is not hf, pte or torchscript" % model.get("kind"))
+    loaded = loaders[model["kind"]](torch, model["path"])
+    tokenizer = load_tokenizer(model)
+    fp32 = plan.get("fp32") or {}
+    rows = {}
+    with torch.no_grad():
+        for row in plan.get("rows") or []:
+            q = row["question"]
+            if mode == "measure" and q not in fp32:
+                raise PlanError("row %r has no fp32 token to measure" % q, q)
+            probs = last_probs(torch, loaded.last(render(tokenizer, plan["prompt"], row)))
+            top = int(torch.argmax(probs))
+            if mode == "reference":
+                rows[q] = {"token": top, "p": float(probs[top]), "text": piece(tokenizer, top)}
+            else:
+                want = int(fp32[q])
+                if not 0 <= want < probs.shape[0]:
+                    raise PlanError("row %r: fp32 token %d is outside the export's vocabulary of %d" % (q, want, probs.shape[0]), q)
+                rows[q] = {"p": float(probs[want]), "token": top, "text": piece(tokenizer, top)}
+            print("gate %s: %s" % (mode, q), file=sys.stderr)
+        out = {"rows": rows}
+        spec = plan.get("fidelity")
+        if spec and mode == "reference":
+            out["fidelity"] = fidelity_reference(torch, loaded, tokenizer, spec)
+        elif spec:
+            out["fidelity"] = fidelity_measure(torch, loaded, spec)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(driver_io.serve(run, PlanError, "row"))

@@ -1,0 +1,100 @@
+package export_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/internal/export"
+	"github.com/experimentalmachines/exe-expo/internal/report"
+)
+
+// qnnOptions is a QNN export of id from a fake Hub at sha, through the stand-in launcher
+// invoked as python-<mode>.
+func qnnOptions(t *testing.T, id, mode, sha string) (export.Options, *fakeHub, string) {
+	t.Helper()
+	et := t.TempDir()
+	f := &fakeHub{dir: modelDir(t, id), sha: sha}
+	o := options(t, id, "qnn", mode, 2048)
+	o.Model, o.Fetcher, o.SoC, o.ExecuTorch = id, f, "SM8750", et
+	return o, f, et
+}
+
+// TestQNNExportReadsThePlannedRevision: the Qualcomm script is handed the download made at
+// the commit the plan resolved (the safetensors for a registry model, Meta's original/
+// files for Llama 3.2), and the report records that revision, what the script read from
+// it, and the calibration rows the launcher saw.
+func TestQNNExportReadsThePlannedRevision(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	tests := []struct {
+		name, id string
+		download string
+		read     []report.InputFile
+	}{
+		{"a registry model served from the download", "Qwen/Qwen3-0.6B", sha + " weights=true", []report.InputFile{
+			{What: "tokenizer", Path: "."}, {What: "checkpoint", Path: "."},
+			{What: "params", Path: "ET/examples/models/qwen3/config/0_6b_config.json"}}},
+		{"Llama 3.2 by Meta's files", "meta-llama/Llama-3.2-1B-Instruct", sha + " weights=false", []report.InputFile{
+			{What: "checkpoint", Path: "original/consolidated.00.pth"}, {What: "params", Path: "original/params.json"},
+			{What: "tokenizer", Path: "original/tokenizer.model"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, f, et := qnnOptions(t, tc.id, "ok", sha)
+			res, err := export.Run(context.Background(), o)
+			require.NoError(t, err)
+			assert.Equal(t, []string{tc.download}, f.downloads())
+			in := res.Report.Inputs
+			require.NotNil(t, in, "the report records what the script read")
+			assert.Equal(t, tc.id, in.Model)
+			assert.Equal(t, sha, in.Revision)
+			for i := range tc.read {
+				if p, ok := strings.CutPrefix(tc.read[i].Path, "ET/"); ok {
+					tc.read[i].Path = filepath.Join(et, p)
+				}
+			}
+			assert.ElementsMatch(t, tc.read, in.Read)
+			c := in.Calibration
+			assert.Equal(t, []string{"wikitext"}, c.Tasks)
+			assert.Equal(t, 1, c.Limit)
+			assert.Len(t, c.TokensSHA256, 64)
+			require.Len(t, c.Datasets, 1)
+			assert.Equal(t, "EleutherAI/wikitext_document_level", c.Datasets[0].Path)
+			assert.Nil(t, c.Datasets[0].Revision, "lm_eval asks for no dataset revision, and the report says so")
+
+			var onDisk struct {
+				Inputs *report.Inputs `json:"inputs"`
+			}
+			b, err := os.ReadFile(res.ReportPath)
+			require.NoError(t, err)
+			require.NoError(t, json.Unmarshal(b, &onDisk))
+			assert.Equal(t, in, onDisk.Inputs, "the written report carries the inputs")
+		})
+	}
+}
+
+// TestQNNExportRefusesAnUnprovenRevision: a launcher record that is missing, or that
+// says the checkpoint came from outside the download, fails the export: the report could
+// not say which revision the file was built from.
+func TestQNNExportRefusesAnUnprovenRevision(t *testing.T) {
+	tests := []struct{ mode, want string }{
+		{"norecord", "the qnn tool finished but wrote no record of what it read ("},
+		{"stray", "the qnn tool read its tokenizer from " + os.TempDir() + ", not from the download of Qwen/Qwen3-0.6B"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.mode, func(t *testing.T) {
+			o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", tc.mode, "0123456789abcdef0123456789abcdef01234567")
+			_, err := export.Run(context.Background(), o)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Equal(t, 2, export.ExitCode(err))
+			assert.NoFileExists(t, filepath.Join(o.Out, "qnn", "sm8750", "export-report-2k.json"), "a failed export leaves no report")
+		})
+	}
+}

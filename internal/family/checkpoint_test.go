@@ -1,0 +1,43 @@
+package family
+
+import (
+	"testing"
+
+	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCheckpointReasons reads MoE, multimodal and pre-quantized from the typed features,
+// architecture names aside.
+func TestCheckpointReasons(t *testing.T) {
+	const dense = `"architectures":["Qwen3ForCausalLM"]`
+	tests := []struct {
+		name, json string
+		want       []string
+	}{
+		{"dense", `{` + dense + `}`, nil},
+		{"expert count", `{` + dense + `,"num_local_experts":16}`,
+			[]string{"mixture-of-experts checkpoint: only dense models fit the export recipes and a phone's memory"}},
+		{"experts off", `{` + dense + `,"num_experts":0}`, nil},
+		{"moe name", `{"architectures":["Qwen3MoeForCausalLM"]}`,
+			[]string{"mixture-of-experts checkpoint: only dense models fit the export recipes and a phone's memory"}},
+		{"vision_config", `{` + dense + `,"vision_config":{}}`,
+			[]string{"multimodal checkpoint (it has a vision_config): only text-only releases are exported"}},
+		{"quantized", `{` + dense + `,"quantization_config":{"quant_method":"fp8"}}`,
+			[]string{`pre-quantized checkpoint (quant_method "fp8"): the export needs the original bf16/fp16 weights`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := model.ParseConfig("c", []byte(tc.json))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, checkpointReasons(c, ByArchitecture(c.Architectures())))
+		})
+	}
+
+	c, err := model.ParseConfig("org/m/config.json", []byte(`{`+dense+`}`))
+	require.NoError(t, err)
+	c.Edit(func(text map[string]any) { text["attention_bias"] = "yes" })
+	assert.Equal(t, []string{`org/m/config.json: attention_bias is "yes", not true or false`}, checkpointReasons(c, ByKey("qwen3")),
+		"a config spoiled after parsing is refused by key")
+}

@@ -1,0 +1,266 @@
+package family
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/model"
+)
+
+// Verdict is the answer to "can this model be exported, and where?".
+type Verdict struct {
+	ModelID  string `json:"model_id"`
+	SHA      string `json:"sha,omitempty"`
+	Family   string `json:"family,omitempty"`
+	Variant  string `json:"variant"`
+	Eligible bool   `json:"eligible"`
+	// Reasons are model-wide refusals; any one makes the model ineligible.
+	Reasons []string `json:"reasons"`
+	// Backends maps each backend to "" (exported) or why not, in Backends order.
+	Backends []BackendVerdict `json:"backends"`
+}
+
+// BackendVerdict is one backend's answer.
+type BackendVerdict struct {
+	Backend string `json:"backend"`
+	OK      bool   `json:"ok"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Supported lists the backends the model goes to.
+func (v *Verdict) Supported() []string {
+	var out []string
+	for _, b := range v.Backends {
+		if b.OK {
+			out = append(out, b.Backend)
+		}
+	}
+	return out
+}
+
+// Backend returns one backend's verdict.
+func (v *Verdict) Backend(name string) BackendVerdict {
+	for _, b := range v.Backends {
+		if b.Backend == name {
+			return b
+		}
+	}
+	return BackendVerdict{Backend: name, Reason: "unknown backend"}
+}
+
+// instructTokens mark chat checkpoints; families whose plain release is the chat model
+// count as instruct unless the name says base.
+var (
+	instructTokens       = map[string]bool{"instruct": true, "it": true, "chat": true}
+	instructUnlessBase   = map[string]bool{"qwen3": true, "lfm2": true, "smollm3": true}
+	multimodalArchSuffix = []string{"ForConditionalGeneration", "ForVision2Seq", "ForImageTextToText"}
+)
+
+// Variant reads instruct or base from the name.
+func Variant(name, family string) string {
+	tokens := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+	hasBase := false
+	for _, t := range tokens {
+		if instructTokens[t] {
+			return "instruct"
+		}
+		hasBase = hasBase || t == "base"
+	}
+	if instructUnlessBase[family] && !hasBase {
+		return "instruct"
+	}
+	return "base"
+}
+
+// folderHint ends the refusals that read a local folder's own name when no --id was given:
+// the name rules mean the Hub name, and a folder's name is whatever the user chose.
+const folderHint = "; that is the local folder's name: pass --id ORG/NAME, the Hub id the folder holds"
+
+// NameReasons are the refusals the name alone gives; the watcher uses them without any
+// network call.
+func NameReasons(cfg *config.Config, modelID string) []string {
+	return nameReasons(cfg, modelID, nil, "")
+}
+
+// nameReasons ends the refusals that read the name with hint; fam, when the architecture is
+// known, narrows the family names the app would take.
+func nameReasons(cfg *config.Config, modelID string, fam *Family, hint string) []string {
+	name := modelID[strings.LastIndex(modelID, "/")+1:]
+	var reasons []string
+	norm := Normalize(name)
+	var hits []string
+	for _, m := range cfg.Watch.NameExclude {
+		if strings.Contains(norm, m) {
+			hits = append(hits, m)
+		}
+	}
+	if len(hits) > 0 {
+		reasons = append(reasons, fmt.Sprintf("name matches excluded marker(s) %s: quantized, converted or non-chat repos are not sources", strings.Join(hits, ", ")))
+	}
+	sizes := SizeHints(name)
+	switch {
+	case len(sizes) == 0:
+		reasons = append(reasons, fmt.Sprintf("%s reads the model's size from its name (such as 1.7B or 350M), and %q has none%s", TheApp, name, hint))
+	case len(sizes) > 1:
+		reasons = append(reasons, fmt.Sprintf("name carries several sizes (%s), and %s would read the first%s", strings.Join(sizes, ", "), TheApp, hint))
+	case NominalBillions(sizes[0]) > cfg.Watch.MaxNominalBillions:
+		reasons = append(reasons, fmt.Sprintf("named size %s is above %gB, the largest a phone is meant to run", sizes[0], cfg.Watch.MaxNominalBillions))
+	}
+	out := cfg.RepoFor(name)
+	if AppFamily(AppModelName(out, "x.pte")) == "" {
+		reasons = append(reasons, NoTemplateReason(out, fam)+hint)
+	}
+	return reasons
+}
+
+// BackendRule is one backend as eligibility sees it: its name and whether it takes the
+// model ("" when it does, else why not). The backends' definitions (internal/backend) supply
+// them, so this package holds no backend's rules.
+type BackendRule struct {
+	Name    string
+	Support func(src *model.Source, fam *Family) string
+}
+
+// Evaluate decides eligibility and, through each backend's rule, per-backend support for a
+// loaded source model; a model no backend takes is not eligible.
+func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Verdict {
+	v := &Verdict{ModelID: src.ID, SHA: src.SHA, Reasons: []string{}}
+	fam := Of(src.Config)
+	if fam != nil {
+		v.Family = fam.Key
+	}
+	v.Variant = Variant(src.Name(), v.Family)
+	add := func(format string, args ...any) { v.Reasons = append(v.Reasons, fmt.Sprintf(format, args...)) }
+
+	if src.PipelineTag != "" && src.PipelineTag != cfg.Watch.PipelineTag {
+		add("pipeline tag is %s; only %s models are exported", src.PipelineTag, cfg.Watch.PipelineTag)
+	}
+	hint := ""
+	if src.IDFromFolder {
+		hint = folderHint
+	}
+	if v.Variant == "base" {
+		add("%s is a base checkpoint, and only chat models are published%s", src.Name(), hint)
+	}
+	v.Reasons = append(v.Reasons, nameReasons(cfg, src.ID, fam, hint)...)
+	switch {
+	case src.AccessError != "":
+		add("%s", src.AccessError)
+	case src.Config == nil:
+		add("repo has no config.json")
+	default:
+		v.Reasons = append(v.Reasons, checkpointReasons(src.Config, fam)...)
+	}
+	if fam != nil {
+		v.Reasons = append(v.Reasons, sizeReasons(cfg, src)...)
+		v.Reasons = append(v.Reasons, appNameReasons(cfg, src, fam)...)
+	}
+	v.Backends = backendVerdicts(src, fam, backends)
+	v.Eligible = len(v.Reasons) == 0 && len(v.Supported()) > 0
+	return v
+}
+
+// checkpointReasons refuses what the config shows: MoE, multimodal, pre-quantized, unknown.
+func checkpointReasons(c *model.Config, fam *Family) []string {
+	ft, err := c.Features()
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var out []string
+	archs := c.Architectures()
+	if isMoE(ft, archs) {
+		out = append(out, "mixture-of-experts checkpoint: only dense models fit the export recipes and a phone's memory")
+	}
+	for _, a := range archs {
+		for _, suf := range multimodalArchSuffix {
+			if strings.HasSuffix(a, suf) {
+				out = append(out, fmt.Sprintf("multimodal checkpoint (%s): only the text decoder of a text-only release is exported", a))
+			}
+		}
+	}
+	if ft.Vision && len(out) == 0 {
+		out = append(out, "multimodal checkpoint (it has a vision_config): only text-only releases are exported")
+	}
+	if ft.Quantized {
+		out = append(out, fmt.Sprintf("pre-quantized checkpoint (quant_method %q): the export needs the original bf16/fp16 weights", ft.QuantMethod))
+	}
+	if fam == nil && len(out) == 0 {
+		out = append(out, fmt.Sprintf("architecture %v has no recipe: supported are Qwen3, Qwen2.5, Llama 3.2 / SmolLM2, LFM2.5, Gemma 3 and SmolLM3", archs))
+	}
+	return out
+}
+
+// isMoE reads mixture-of-experts from an architecture's name (Qwen3MoeForCausalLM) or
+// from the config's expert keys.
+func isMoE(ft model.Features, archs []string) bool {
+	for _, a := range archs {
+		if strings.Contains(strings.ToLower(a), "moe") {
+			return true
+		}
+	}
+	return ft.Experts
+}
+
+func sizeReasons(cfg *config.Config, src *model.Source) []string {
+	if src.Params == nil {
+		return []string{"no safetensors parameter count: the repo has neither model.safetensors nor its index"}
+	}
+	if src.Params.Total >= cfg.Watch.MaxParams {
+		how := ""
+		if src.Params.Computed {
+			how = " (computed from the architecture)"
+		}
+		return []string{fmt.Sprintf("%s parameters%s is not below %s", Commas(src.Params.Total), how, Commas(cfg.Watch.MaxParams))}
+	}
+	return nil
+}
+
+func appNameReasons(cfg *config.Config, src *model.Source, fam *Family) []string {
+	token := AppFamily(AppModelName(cfg.RepoFor(src.Name()), "x.pte"))
+	if token == "" {
+		return nil // NameReasons already said so
+	}
+	ok := false
+	for _, t := range fam.AppTokens {
+		ok = ok || t == token
+	}
+	if !ok {
+		return []string{fmt.Sprintf("name reads as app family '%s', architecture is '%s': %s picks a chat template by that family name and would pick the wrong one; a %s release's name must carry %s",
+			token, fam.Key, TheApp, fam.Key, AppNames(fam.AppTokens...))}
+	}
+	if !fam.NamePattern.MatchString(src.Name()) {
+		return []string{fmt.Sprintf("%s is not named like a %s release (a later version on the same architecture?)", src.Name(), fam.Key)}
+	}
+	return nil
+}
+
+func backendVerdicts(src *model.Source, fam *Family, backends []BackendRule) []BackendVerdict {
+	out := make([]BackendVerdict, 0, len(backends))
+	for _, b := range backends {
+		if reason := b.Support(src, fam); reason != "" {
+			out = append(out, BackendVerdict{Backend: b.Name, Reason: reason})
+		} else {
+			out = append(out, BackendVerdict{Backend: b.Name, OK: true})
+		}
+	}
+	return out
+}
+
+// Commas writes n with thousands separators (4,500,000,000).
+func Commas(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,106 @@
+// Package family decides whether a Hugging Face model can be exported and to which
+// backends: its family (from the architecture), the app's naming rules, the size caps, and
+// (through each backend's rule, internal/backend) per backend either nothing (supported) or the
+// sentence that says why not.
+package family
+
+import (
+	"regexp"
+
+	"github.com/experimentalmachines/exe-expo/internal/model"
+)
+
+// Family is one architecture family with everything that differs between families. The
+// model classes config.json names for it are internal/model's (model.FamilyArchitectures),
+// because a config's family is decoded with the rest of it when the model is opened.
+type Family struct {
+	Key string
+	// AppTokens are the app family tokens a release of this family may carry in its name.
+	AppTokens []string
+	// NamePattern must match a release's name (catches later versions on the same class).
+	NamePattern *regexp.Regexp
+	// ModelType is the config.json model_type the family's recipes expect.
+	ModelType string
+}
+
+// Families, in the order model.FamilyOf matches a config's architectures.
+var Families = []*Family{
+	{
+		Key: "qwen3", AppTokens: []string{"qwen3"},
+		NamePattern: regexp.MustCompile(`(?i)qwen3([^.\d]|$)`), ModelType: "qwen3",
+	},
+	{
+		Key: "lfm2", AppTokens: []string{"lfm25"},
+		NamePattern: regexp.MustCompile(`(?i)lfm2\.5([^.\d]|$)`), ModelType: "lfm2",
+	},
+	{
+		Key: "qwen2_5", AppTokens: []string{"qwen25"},
+		NamePattern: regexp.MustCompile(`(?i)qwen2\.5([^.\d]|$)`), ModelType: "qwen2",
+	},
+	{
+		Key: "llama", AppTokens: []string{"llama32", "smollm2"},
+		NamePattern: regexp.MustCompile(`(?i)llama-?3\.2([^.\d]|$)|smollm2(\D|$)`), ModelType: "llama",
+	},
+	{
+		Key: "gemma3", AppTokens: []string{"gemma3"},
+		NamePattern: regexp.MustCompile(`(?i)gemma-?3([^.\dn]|$)`), ModelType: "gemma3_text",
+	},
+	{
+		Key: "smollm3", AppTokens: []string{"smollm3"},
+		NamePattern: regexp.MustCompile(`(?i)smollm3(\D|$)`), ModelType: "smollm3",
+	},
+}
+
+// ByArchitecture returns the family of the first architecture that has one
+// (model.FamilyOf). An opened model's family was read when its config was decoded: Of.
+func ByArchitecture(archs []string) *Family {
+	return ByKey(model.FamilyOf(archs))
+}
+
+// Of is the family of an opened model's config, as decoded when the model was opened
+// (model.Config.Family); nil for no config, or an architecture without a family.
+func Of(c *model.Config) *Family {
+	if c == nil {
+		return nil
+	}
+	return ByKey(c.Family())
+}
+
+// ByKey returns the family called key.
+func ByKey(key string) *Family {
+	for _, f := range Families {
+		if f.Key == key {
+			return f
+		}
+	}
+	return nil
+}
+
+// QNNDecoders is ExecuTorch 1.4.0's Qualcomm LLM registry: the source repos its script can
+// compile, and the --decoder_model key for each.
+var QNNDecoders = map[string]string{
+	"Qwen/Qwen3-0.6B":                     "qwen3-0_6b",
+	"Qwen/Qwen3-1.7B":                     "qwen3-1_7b",
+	"Qwen/Qwen2.5-0.5B":                   "qwen2_5-0_5b",
+	"Qwen/Qwen2.5-1.5B":                   "qwen2_5-1_5b",
+	"google/gemma-3-1b-it":                "gemma3-1b",
+	"HuggingFaceTB/SmolLM2-135M-Instruct": "smollm2_135m",
+	"HuggingFaceTB/SmolLM3-3B":            "smollm3-3b",
+	"meta-llama/Llama-3.2-1B-Instruct":    "llama3_2-1b_instruct",
+	"meta-llama/Llama-3.2-3B-Instruct":    "llama3_2-3b_instruct",
+}
+
+// QNNMetaCheckpoint lists the decoders that take Meta's original/ checkpoint files.
+var QNNMetaCheckpoint = map[string]bool{"llama3_2-1b_instruct": true, "llama3_2-3b_instruct": true}
+
+// QNNParams is the ExecuTorch params file (relative to the ExecuTorch tree) of each decoder
+// that does not take Meta's checkpoint.
+var QNNParams = map[string]string{
+	"qwen3-0_6b":   "examples/models/qwen3/config/0_6b_config.json",
+	"qwen3-1_7b":   "examples/models/qwen3/config/1_7b_config.json",
+	"qwen2_5-0_5b": "examples/models/qwen2_5/config/0_5b_config.json",
+	"qwen2_5-1_5b": "examples/models/qwen2_5/config/1_5b_config.json",
+	"gemma3-1b":    "examples/models/gemma3/config/1b_config.json",
+	"smollm2_135m": "examples/models/smollm2/135M_config.json",
+	"smollm3-3b":   "examples/models/smollm3/3b_config.json",
+}

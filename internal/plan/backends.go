@@ -1,0 +1,137 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/cost"
+	"github.com/experimentalmachines/exe-expo/internal/family"
+	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/sizing"
+)
+
+// SizingModel is what sizing needs of a loaded source: its architecture, its RoPE layout
+// (from the family's export_llm plan) and its parameter count.
+func SizingModel(src *model.Source) (sizing.Model, error) {
+	if src.Config == nil {
+		return sizing.Model{}, errors.New("no config.json loaded")
+	}
+	fam := family.Of(src.Config)
+	if fam == nil {
+		return sizing.Model{}, fmt.Errorf("architecture %v has no family", src.Config.Architectures())
+	}
+	a, err := src.Config.Arch()
+	if err != nil {
+		return sizing.Model{}, err
+	}
+	if src.Params == nil {
+		return sizing.Model{}, fmt.Errorf("%s: no parameter count, so it cannot be sized", src.ID)
+	}
+	hf := fam.Key != "llama"
+	if lp, err := family.XNNPACKPlan(fam, src.Config); err == nil {
+		hf = lp.HFRope
+	}
+	return sizing.Model{Arch: a, HFRope: hf, Params: src.Params.Total}, nil
+}
+
+// Estimate is one window of one backend as the backend's size model sees it: the KV cache,
+// the files, what the phone holds, and what the export needs of a host (memory, and disk
+// without any margin a runner check adds). qmode overrides the XNNPACK/Vulkan recipe's.
+// plan prints it per window; export's gate checks the host against it.
+func Estimate(cfg *config.Config, src *model.Source, m sizing.Model, b *backend.Backend, qmode string, w int) (Row, error) {
+	e := cfg.Export
+	row := Row{Window: w, Label: family.WindowLabel(w)}
+	if b.Estimate == nil {
+		return row, fmt.Errorf("%s has no size model: %s", b.Name, b.Unavailable)
+	}
+	z, err := b.Estimate(cfg, src, m, qmode, w)
+	row.KVBytesPerToken, row.KVCacheBytes, row.PTEBytes = z.KVBytesPerToken, z.KVCacheBytes, z.PTEBytes
+	row.Chunks, row.EmbeddingBytes = z.Chunks, z.EmbeddingBytes
+	row.HostNeedBytes, row.DiskNeedBytes, row.ExportPeakBytes = z.HostNeedBytes, z.DiskNeedBytes, z.ExportPeakBytes
+	row.ResidentBytes = sizing.AddBytes(row.PTEBytes, row.KVCacheBytes, e.RuntimeOverheadBytes)
+	row.FitsPhone = row.ResidentBytes <= e.DeviceBudgetBytes
+	return row, err
+}
+
+func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backend.Backend, bp *BackendPlan) {
+	d, err := b.Describe(cfg, src)
+	if err != nil {
+		bp.OK, bp.Reason = false, err.Error()
+		return
+	}
+	bp.Recipe, bp.Targets = d.Recipe, d.Targets
+	tiers := cfg.RunnersFor(d.Runners)
+	fits := cost.FitAll(cfg.ExportTimes)
+	for _, w := range b.Windows(cfg) {
+		row, err := Estimate(cfg, src, m, b, "", w)
+		if err != nil {
+			row.Skip = err.Error()
+		} else if r := pick(&row, tiers, d.Fit); r != nil {
+			if job, ok := cost.Estimate(fits, b.Name, m.Params, w, r); ok {
+				row.ExportMinutes, row.ExportUSD = job.Minutes, job.USD
+			}
+		}
+		bp.Rows = append(bp.Rows, row)
+	}
+	bp.Phones = phoneTable(cfg, bp.Rows)
+	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
+	if fallbackApplies(b, d) {
+		for _, w := range b.Windows(cfg) {
+			row, err := Estimate(cfg, src, m, b, "fp32", w)
+			if err != nil {
+				row.Skip = err.Error()
+			} else {
+				pick(&row, tiers, d.Fit)
+			}
+			bp.Fallback = append(bp.Fallback, row)
+		}
+	}
+}
+
+// fallbackApplies says whether a window of b can fall back to the fp32 recipe: b's files are
+// graded by the decision gate (its x86 runner runs them) and its recipe quantizes.
+func fallbackApplies(b *backend.Backend, d backend.Description) bool {
+	return b.LLM && b.Smoke && d.QMode != "" && d.QMode != "fp32"
+}
+
+// runCost is what building every window costs: one job per window built (per chip for a
+// backend with chips), their runner minutes and price.
+func runCost(rows []Row, chips int) (jobs, minutes int, usd float64) {
+	if chips == 0 {
+		chips = 1
+	}
+	for _, r := range rows {
+		if r.Skip == "" && r.ExportMinutes > 0 {
+			jobs += chips
+			minutes += chips * r.ExportMinutes
+			usd += float64(chips) * r.ExportUSD
+		}
+	}
+	return jobs, minutes, math.Round(usd*100) / 100
+}
+
+// phoneTable is the largest window each phone class can hold, among the windows that will
+// be built (a skipped window is never published, so no phone gets it).
+func phoneTable(cfg *config.Config, rows []Row) []config.PhoneFit {
+	resident := map[int]int64{}
+	for _, r := range rows {
+		if r.Skip == "" {
+			resident[r.Window] = r.ResidentBytes
+		}
+	}
+	return config.PhoneTable(cfg.Export.PhoneClasses, resident)
+}
+
+// pick sets the row's runner tier, or why none can build it, and returns the tier.
+func pick(row *Row, tiers []config.Runner, fit sizing.Fit) *config.Runner {
+	c := sizing.PickRunner(tiers, row.HostNeedBytes, row.DiskNeedBytes, fit)
+	if c.Runner == nil {
+		row.Skip = c.Skip
+		return nil
+	}
+	row.Runner, row.RunnerTier, row.SwapGiB, row.UsesSwap = c.Runner.Label, c.Runner.Name, c.Runner.SwapGiB, c.UsesSwap
+	return c.Runner
+}

@@ -1,0 +1,148 @@
+// Package plan answers, for one model and before any runner time is spent, what `plan`
+// prints: the verdict with its reasons, and per backend and window the sizes, the phone fit,
+// the host need and the runner that can build it (or why none can).
+package plan
+
+import (
+	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/family"
+	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/sizing"
+	"math"
+)
+
+// Plan is the whole answer for one model.
+type Plan struct {
+	// SchemaVersion is the version of this JSON (SchemaVersion); Decode refuses another.
+	SchemaVersion int    `json:"schema_version"`
+	Model         string `json:"model"`
+	Revision      string `json:"revision,omitempty"`
+	// RevisionNote says why Revision was not checked (an offline plan).
+	RevisionNote string          `json:"revision_note,omitempty"`
+	Origin       string          `json:"origin"`
+	Offline      bool            `json:"offline"`
+	Verdict      *family.Verdict `json:"verdict"`
+	Params       *model.Params   `json:"params,omitempty"`
+	Arch         *ArchSummary    `json:"architecture,omitempty"`
+	// ArchError says why no table could be computed.
+	ArchError string `json:"architecture_error,omitempty"`
+	// PhoneBudgetBytes (export.device_budget_bytes) is what a window's resident bytes are
+	// held against for fits_phone_budget; PhoneOverheadBytes (export.runtime_overhead_bytes)
+	// is the runtime the resident bytes add to the file and the KV cache.
+	PhoneBudgetBytes   int64         `json:"phone_budget_bytes"`
+	PhoneOverheadBytes int64         `json:"phone_runtime_overhead_bytes"`
+	Backends           []BackendPlan `json:"backends"`
+	// Jobs, Minutes and USD sum the backends' export costs: what a run of every backend
+	// shown would cost, before it is dispatched.
+	Jobs    int     `json:"export_jobs"`
+	Minutes int     `json:"export_minutes"`
+	USD     float64 `json:"export_usd"`
+}
+
+// ArchSummary is the architecture numbers sizing used.
+type ArchSummary struct {
+	Layers          int64 `json:"layers"`
+	AttentionLayers int64 `json:"attention_layers"`
+	Heads           int64 `json:"heads"`
+	KVHeads         int64 `json:"kv_heads"`
+	HeadDim         int64 `json:"head_dim"`
+	Dim             int64 `json:"dim"`
+	Intermediate    int64 `json:"intermediate"`
+	Vocab           int64 `json:"vocab"`
+	Tied            bool  `json:"tied_embeddings"`
+	HFRope          bool  `json:"hf_rope"`
+}
+
+// BackendPlan is one backend: supported with a table, or the reason it is not.
+type BackendPlan struct {
+	Backend string `json:"backend"`
+	Title   string `json:"title"`
+	OK      bool   `json:"ok"`
+	Reason  string `json:"reason,omitempty"`
+	Recipe  string `json:"recipe,omitempty"`
+	// Targets are the chips (QNN, MediaTek); every window is built for each.
+	Targets []string `json:"targets,omitempty"`
+	Rows    []Row    `json:"windows,omitempty"`
+	// Phones is the phone table: for each RAM class (export.phone_classes), the largest
+	// window built whose resident bytes fit what the class leaves to the app.
+	Phones []config.PhoneFit `json:"phones,omitempty"`
+	// Fallback are the fp32 recipe's rows, for a backend whose quantized files the decision
+	// gate grades: a window whose quantized file fails the gate is exported in fp32 instead
+	// when the fp32 row fits the phone budget (the published SmolLM2 cards' fp32 files).
+	Fallback []Row `json:"fp32_fallback,omitempty"`
+	// Jobs, Minutes and USD are what exporting every window built costs: the export jobs
+	// (one per window, per chip), their runner minutes and price (internal/cost).
+	Jobs    int     `json:"export_jobs"`
+	Minutes int     `json:"export_minutes"`
+	USD     float64 `json:"export_usd"`
+}
+
+// Row is one window of one backend.
+type Row struct {
+	Window          int    `json:"window"`
+	Label           string `json:"label"`
+	KVBytesPerToken int64  `json:"kv_cache_bytes_per_token"`
+	KVCacheBytes    int64  `json:"kv_cache_bytes"`
+	PTEBytes        int64  `json:"pte_bytes_estimate"`
+	// Chunks are the MediaTek chunk sizes, EmbeddingBytes its fp32 table (in PTEBytes).
+	Chunks         []int64 `json:"chunk_bytes,omitempty"`
+	EmbeddingBytes int64   `json:"embedding_bytes,omitempty"`
+	// ResidentBytes is what the phone holds for the window: .pte, KV cache and the runtime
+	// overhead; FitsPhone is ResidentBytes within the plan's PhoneBudgetBytes.
+	ResidentBytes int64 `json:"device_resident_bytes"`
+	FitsPhone     bool  `json:"fits_phone_budget"`
+	HostNeedBytes int64 `json:"host_need_bytes"`
+	// ExportPeakBytes is the raw export_llm peak (XNNPACK, Vulkan), for the export report.
+	ExportPeakBytes int64  `json:"-"`
+	DiskNeedBytes   int64  `json:"disk_need_bytes"`
+	Runner          string `json:"runner,omitempty"`
+	RunnerTier      string `json:"runner_tier,omitempty"`
+	SwapGiB         int    `json:"swap_gib"`
+	UsesSwap        bool   `json:"uses_swap"`
+	Skip            string `json:"skip,omitempty"`
+	// ExportMinutes and ExportUSD are the window's export job on Runner: the fitted time in
+	// whole minutes and its price; 0 without a measurement for the backend.
+	ExportMinutes int     `json:"export_minutes,omitempty"`
+	ExportUSD     float64 `json:"export_usd,omitempty"`
+}
+
+// Build computes the plan of a loaded source. only, when set, limits the backends shown.
+func Build(cfg *config.Config, src *model.Source, only string) *Plan {
+	v := backend.Evaluate(cfg, src)
+	p := &Plan{SchemaVersion: SchemaVersion, Model: src.ID, Revision: src.Revision, RevisionNote: src.RevisionNote, Origin: src.Origin, Verdict: v, Params: src.Params,
+		PhoneBudgetBytes: cfg.Export.DeviceBudgetBytes, PhoneOverheadBytes: cfg.Export.RuntimeOverheadBytes}
+	var sm *sizing.Model
+	if family.ByKey(v.Family) != nil && src.Config != nil {
+		m, err := SizingModel(src)
+		switch {
+		case err == nil:
+			sm = &m
+			p.Arch = summarize(sm)
+		case src.Params != nil:
+			p.ArchError = err.Error()
+		}
+	}
+	for _, bv := range v.Backends {
+		if only != "" && bv.Backend != only {
+			continue
+		}
+		b := backend.ByName(bv.Backend)
+		bp := BackendPlan{Backend: bv.Backend, Title: b.Title, OK: bv.OK, Reason: bv.Reason}
+		if bv.OK && sm != nil {
+			fillBackend(cfg, src, *sm, b, &bp)
+		}
+		p.Backends = append(p.Backends, bp)
+		p.Jobs, p.Minutes, p.USD = p.Jobs+bp.Jobs, p.Minutes+bp.Minutes, p.USD+bp.USD
+	}
+	p.USD = math.Round(p.USD*100) / 100
+	return p
+}
+
+func summarize(m *sizing.Model) *ArchSummary {
+	a := m.Arch
+	return &ArchSummary{
+		Layers: a.Layers, AttentionLayers: a.AttentionLayers(), Heads: a.Heads, KVHeads: a.KVHeads,
+		HeadDim: a.HeadDim, Dim: a.Dim, Intermediate: a.Intermediate, Vocab: a.Vocab, Tied: a.Tied, HFRope: m.HFRope,
+	}
+}

@@ -1,0 +1,59 @@
+package publish
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/report"
+)
+
+// TestPhoneTableOnCardAndConfig: the reports record each window's resident bytes and the
+// classes it was held against; the card's table and config.json give, per folder, the
+// largest window each class holds, and each variant the classes that hold it.
+func TestPhoneTableOnCardAndConfig(t *testing.T) {
+	classes := []config.PhoneClass{{RAMGiB: 4, AppBytes: 2_576_980_378}, {RAMGiB: 8, AppBytes: 5_153_960_755}, {RAMGiB: 16, AppBytes: 10_307_921_510}}
+	mk := func(folder string, w int, resident int64) placed {
+		r := &report.Report{Backend: "xnnpack", Target: anyTarget, Source: report.Source{ID: "org/M-1B", SHA: "abc", License: report.License{License: "apache-2.0"}},
+			Toolchain: map[string]string{"executorch": "1.4.0"}, Recipe: map[string]any{"label": "8da4w"},
+			Window: report.Window{Context: w, DeviceResident: resident, PhoneClasses: classes, FitsPhonesGiB: config.Fits(classes, resident)},
+			Files:  []report.File{{Path: folder + "/m.pte", Bytes: 1, SHA256: "ab"}}}
+		if folder == "vulkan" {
+			r.Backend = "vulkan"
+		}
+		return placed{Path: folder + "/" + report.Name(fmtWindow(w)), Report: r}
+	}
+	xnn := []placed{mk("xnnpack", 2048, 2_000_000_000), mk("xnnpack", 8192, 4_000_000_000), mk("xnnpack", 32768, 9_000_000_000)}
+	vk := []placed{mk("vulkan", 2048, 3_000_000_000)}
+
+	card := Card(append(append([]placed(nil), xnn...), vk...))
+	assert.Contains(t, card, "## Which phone runs which window\n\n")
+	assert.Contains(t, card, "2.58 GB for a 4 GB phone, 5.15 GB for a 8 GB phone, 10.31 GB for a 16 GB phone")
+	assert.Contains(t, card, "| files | 4 GB phone | 8 GB phone | 16 GB phone |\n| --- | --- | --- | --- |\n")
+	assert.Contains(t, card, "| XNNPACK (CPU) (any arm64) | 2k | 8k | 32k |\n")
+	assert.Contains(t, card, "| Vulkan (GPU) (any arm64) | — | 2k | 2k |\n")
+
+	data, err := buildConfig(xnn)
+	require.NoError(t, err)
+	var c BackendConfig
+	require.NoError(t, json.Unmarshal(data, &c))
+	assert.Equal(t, []config.PhoneFit{{RAMGiB: 4, AppBytes: 2_576_980_378, Window: 2048}, {RAMGiB: 8, AppBytes: 5_153_960_755, Window: 8192}, {RAMGiB: 16, AppBytes: 10_307_921_510, Window: 32768}}, c.Phones)
+	require.Len(t, c.Variants, 3)
+	assert.Equal(t, []int{4, 8, 16}, c.Variants[0].FitsPhonesGiB)
+	assert.Equal(t, []int{16}, c.Variants[2].FitsPhonesGiB)
+
+	// reports from before the classes were recorded: no table, no field
+	old := mk("xnnpack", 2048, 2_000_000_000)
+	old.Report.Window.PhoneClasses, old.Report.Window.FitsPhonesGiB = nil, nil
+	assert.NotContains(t, Card([]placed{old}), "Which phone")
+	data, err = buildConfig([]placed{old})
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "phones")
+}
+
+func fmtWindow(w int) string {
+	return map[int]string{2048: "2k", 8192: "8k", 32768: "32k"}[w]
+}

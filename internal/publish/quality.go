@@ -1,0 +1,105 @@
+package publish
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/gate"
+	"github.com/experimentalmachines/exe-expo/internal/report"
+)
+
+// VariantQuality is a variant's distance from its fp32 source in config.json
+// (docs/research/quality.md): the decision gate's mean probability of fp32's answer on its
+// graded rows, the file's and fp32's, and over the fidelity text the share of positions
+// whose next token is fp32's and the mean KL(fp32 || file) in nats, a lower bound of the
+// full KL (null when the fp32 reference predates the text).
+type VariantQuality struct {
+	GatePassed         bool     `json:"gate_passed"`
+	GateGraded         int      `json:"gate_graded"`
+	GateExportMean     float64  `json:"gate_export_mean"`
+	GateFP32Mean       float64  `json:"gate_fp32_mean"`
+	NextTokenAgreement *float64 `json:"next_token_agreement"`
+	MeanKL             *float64 `json:"mean_kl"`
+	FidelityPositions  int      `json:"fidelity_positions,omitempty"`
+}
+
+// qualityOf is the report's quality block: the one the gate wrote; from its gate result
+// for a report gated before the block existed; or, for a file whose backend the x86 runner
+// cannot run, why it has none. Nil: a runnable file that was not gated.
+func qualityOf(r *report.Report) *gate.Quality {
+	switch {
+	case r.Quality != nil:
+		return r.Quality
+	case r.Gate != nil:
+		q := r.Gate.Quality()
+		return &q
+	}
+	if b := backend.ByName(r.Backend); b != nil && !b.Smoke {
+		q := gate.NotMeasuredHere(b.Title)
+		return &q
+	}
+	return nil
+}
+
+// variantQuality is config.json's quality of a report's variants, and the note that
+// stands in for a null one.
+func variantQuality(r *report.Report) (*VariantQuality, string) {
+	q := qualityOf(r)
+	switch {
+	case q == nil:
+		return nil, "not measured: the file was not run on the decision gate"
+	case !q.Measured:
+		return nil, q.NotMeasured
+	}
+	v := &VariantQuality{GatePassed: q.GatePassed, GateGraded: q.GateGraded, GateExportMean: q.GateExportMean, GateFP32Mean: q.GateFP32Mean}
+	if f := q.Fidelity; f != nil {
+		agree, kl := f.NextTokenAgreement, f.MeanKL
+		v.NextTokenAgreement, v.MeanKL, v.FidelityPositions = &agree, &kl, f.Positions
+	}
+	return v, ""
+}
+
+// qualityCell is the card's quality column for a report's files.
+func qualityCell(r *report.Report) string {
+	q := qualityOf(r)
+	switch {
+	case q == nil:
+		return "not measured"
+	case !q.Measured:
+		return q.NotMeasured
+	}
+	var parts []string
+	if f := q.Fidelity; f != nil {
+		parts = append(parts, fmt.Sprintf("next token %.1f%%, KL %.3f", 100*f.NextTokenAgreement, f.MeanKL))
+	}
+	parts = append(parts, fmt.Sprintf("gate %.2f (fp32 %.2f)", q.GateExportMean, q.GateFP32Mean))
+	return strings.Join(parts, "; ")
+}
+
+// qualityNote explains the quality column under the files table when a file in it has
+// figures: what each means, over which text, and where the full numbers are.
+func qualityNote(rs []placed) string {
+	var f *gate.Fidelity
+	measured := false
+	for _, p := range rs {
+		q := qualityOf(p.Report)
+		if q == nil || !q.Measured {
+			continue
+		}
+		measured = true
+		if q.Fidelity != nil && f == nil {
+			f = q.Fidelity
+		}
+	}
+	if !measured {
+		return ""
+	}
+	s := "Quality against the fp32 source: "
+	if f != nil {
+		s += fmt.Sprintf("*next token* is the share of the %d positions of a fixed English text (`%s`, sha256 `%s`) at which the file's most likely next token is fp32's, and *KL* the mean KL divergence from fp32's next-token distribution to the file's, in nats, over fp32's %d most likely tokens and the rest (a lower bound of the full KL); ",
+			f.Positions, f.Text.File, short(f.Text.SHA256), f.TopK)
+	}
+	s += "*gate* is the file's mean probability of fp32's answer on the decision gate's graded prompts, fp32's own in brackets. Each variant's `quality` in `config.json` and the `quality` block of its export report hold the figures."
+	return s
+}

@@ -1,0 +1,131 @@
+package recipe_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/experimentalmachines/exe-expo/internal/backend"
+	_ "github.com/experimentalmachines/exe-expo/internal/backend/all" // the builders under test are the backends' own
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/golden"
+	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/recipe"
+	"github.com/experimentalmachines/exe-expo/internal/snapshot"
+)
+
+func source(t *testing.T, id string) *model.Source {
+	t.Helper()
+	s, err := snapshot.Load(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func request(t *testing.T, id, backend string, window int, soc string) recipe.Request {
+	return recipe.Request{
+		Backend: backend, Source: source(t, id), Window: window, SoC: soc,
+		Work: "/work/export", SourceDir: "/work/export/source", Python: "/venv/bin/python",
+		MTKPython: "/opt/mtk-venv/bin/python", ExecuTorch: "/opt/executorch",
+	}
+}
+
+var cases = []struct {
+	name, id, backend string
+	window            int
+	soc, codes, qmode string
+}{
+	{"qwen3-xnnpack-8k", "Qwen/Qwen3-1.7B", "xnnpack", 8192, "", "", ""},
+	{"qwen3-xnnpack-gptq-4k", "Qwen/Qwen3-4B", "xnnpack", 4096, "", "/work/codes.pt", ""},
+	{"qwen3-vulkan-4k", "Qwen/Qwen3-1.7B", "vulkan", 4096, "", "", ""},
+	{"qwen2.5-xnnpack-2k", "Qwen/Qwen2.5-0.5B-Instruct", "xnnpack", 2048, "", "", ""},
+	{"llama3.2-xnnpack-32k", "meta-llama/Llama-3.2-1B-Instruct", "xnnpack", 32768, "", "", ""},
+	{"smollm2-xnnpack-fp32-8k", "HuggingFaceTB/SmolLM2-360M-Instruct", "xnnpack", 8192, "", "", "fp32"},
+	{"lfm2.5-xnnpack-16k", "LiquidAI/LFM2.5-1.2B-Base", "xnnpack", 16384, "", "", ""},
+	{"qwen3-qnn-sm8750-4k", "Qwen/Qwen3-0.6B", "qnn", 4096, "SM8750", "", ""},
+	{"llama3.2-qnn-sm8650-2k", "meta-llama/Llama-3.2-1B-Instruct", "qnn", 2048, "SM8650", "", ""},
+	{"qwen3-mediatek-mt6991-2k", "Qwen/Qwen3-0.6B", "mediatek", 2048, "MT6991", "", ""},
+	{"smollm2-mediatek-mt6989-512", "HuggingFaceTB/SmolLM2-135M-Instruct", "mediatek", 512, "MT6989", "", ""},
+	{"lfm2.5-mediatek-mt6991-512", "LiquidAI/LFM2.5-1.2B-Base", "mediatek", 512, "MT6991", "", ""},
+}
+
+// TestGolden pins every backend's files, argv, environment and outputs for real configs.
+func TestGolden(t *testing.T) {
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req := request(t, tc.id, tc.backend, tc.window, tc.soc)
+			req.Codes, req.QMode = tc.codes, tc.qmode
+			r, err := backend.Build(cfg, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			js, _ := json.MarshalIndent(r, "", "  ")
+			b.Write(js)
+			b.WriteString("\n")
+			names := make([]string, 0, len(r.Files))
+			for n := range r.Files {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				b.WriteString("\n--- " + n + "\n")
+				b.Write(r.Files[n])
+			}
+			golden.Check(t, filepath.Join("testdata", "golden", tc.name+".golden"), b.Bytes())
+		})
+	}
+}
+
+func TestRefusals(t *testing.T) {
+	cfg, _ := config.Default()
+	tests := []struct {
+		id, backend string
+		window      int
+		soc, want   string
+	}{
+		{"Qwen/Qwen3-4B", "qnn", 2048, "SM8750", "no entry for this checkpoint"},
+		{"Qwen/Qwen3-0.6B", "qnn", 64, "SM8750", "below the prefill length"},
+		{"Qwen/Qwen3-0.6B", "qnn", 2048, "SM9999", "unknown Qualcomm chip"},
+		{"Qwen/Qwen3-0.6B", "mediatek", 2048, "SM8750", "unknown MediaTek chip"},
+		{"Qwen/Qwen3-0.6B", "mediatek", 64, "MT6991", "below the 128-token prompt graph"},
+		{"Qwen/Qwen3-0.6B", "coreml", 2048, "", `no recipe for backend "coreml"`},
+		{"Qwen/Qwen3-0.6B", "enn", 2048, "", `no recipe for backend "enn"`},
+	}
+	for _, tc := range tests {
+		_, err := backend.Build(cfg, request(t, tc.id, tc.backend, tc.window, tc.soc))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %s: %v, want %q", tc.id, tc.backend, err, tc.want)
+		}
+	}
+	req := request(t, "Qwen/Qwen3-0.6B", "xnnpack", 2048, "")
+	req.Work = "relative"
+	if _, err := backend.Build(cfg, req); err == nil {
+		t.Error("relative work folder accepted")
+	}
+}
+
+func TestAppRules(t *testing.T) {
+	repo := "experimentalmachines/Qwen3-1.7B-ExecuTorch"
+	if p := recipe.AppRules(repo, "xnnpack/Qwen3-1.7B-8da4w-8k.pte", "xnnpack"); len(p) != 0 {
+		t.Errorf("good name refused: %q", p)
+	}
+	if p := recipe.AppRules(repo, "vulkan/Qwen3-1.7B-8da4w-8k.pte", "xnnpack"); len(p) != 1 || !strings.Contains(p[0], "as vulkan") {
+		t.Errorf("backend mismatch: %q", p)
+	}
+	if p := recipe.AppRules("x/Model-XNNPACK", "xnnpack/model.pte", "xnnpack"); len(p) < 2 {
+		t.Errorf("bad repo: %q", p)
+	}
+	if p := recipe.AppRules(repo, "mtk/mt6991/Qwen3-1.7B-neuropilot-a16w8-2k-chunk1of4.pte", "neuropilot"); len(p) != 0 {
+		t.Errorf("mediatek chunk refused: %q", p)
+	}
+}

@@ -1,0 +1,79 @@
+package workflow
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/internal/cost"
+)
+
+// TestTemplatesDoNotRederive: the workflows take their matrix and verdict from the
+// repository's size-window action and their reasons from the commands' results
+// (docs/results.md), so no template reads the plan's JSON with jq or scrapes a reason out
+// of a log.
+func TestTemplatesDoNotRederive(t *testing.T) {
+	forbidden := map[string]*regexp.Regexp{
+		"a jq filter over the plan's JSON": regexp.MustCompile(`\.backends|\.verdict|\.windows\[|select\(\.skip`),
+		"exe-expo plan run in shell":       regexp.MustCompile(`exe-expo plan\b`),
+		"a reason scraped from a log":      regexp.MustCompile(`tail -n|grep -v '\^::'|\| *grep \.|export\.log`),
+		"a skip file the workflow builds":  regexp.MustCompile(`skipped-\$`),
+	}
+	paths, err := filepath.Glob(filepath.Join(root, "workflows-src", "*.tmpl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		for what, re := range forbidden {
+			assert.Nil(t, re.Find(data), "%s holds %s: %q", filepath.Base(p), what, re.Find(data))
+		}
+	}
+}
+
+// TestPlanJobUsesSizeWindow: every export workflow plans through ./actions/size-window,
+// handing it the workflow's inputs, and builds its matrix from that action's outputs.
+func TestPlanJobUsesSizeWindow(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		chips bool
+	}{
+		{"export-xnnpack.yml", false}, {"export-vulkan.yml", false}, {"export-qnn.yml", true}, {"export-mediatek.yml", true},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, OutputDir, tc.file))
+			require.NoError(t, err)
+			jobs := decode(t, data).jobs()
+			st := step(t, jobs["plan"], "Plan the windows")
+			assert.Equal(t, "./actions/size-window", st["uses"])
+			with, _ := st["with"].(map[string]any)
+			want := []string{"model-id", "revision", "backend", "contexts", "hf-token"}
+			if tc.chips {
+				want = append(want, "socs")
+			}
+			var got []string
+			for k := range with {
+				got = append(got, k)
+			}
+			assert.ElementsMatch(t, want, got)
+			outputs, _ := jobs["plan"]["outputs"].(map[string]any)
+			assert.Equal(t, "${{ steps.plan.outputs.windows }}", outputs["windows"])
+			assert.Equal(t, "${{ steps.plan.outputs.skipped }}", outputs["skipped"])
+		})
+	}
+}
+
+// TestJobLimitIsTheWorkflows: plan flags a window whose fitted export time is over
+// cost.JobLimitMinutes, which must be the export job's own timeout.
+func TestJobLimitIsTheWorkflows(t *testing.T) {
+	for _, file := range []string{"export-xnnpack.yml", "export-vulkan.yml", "export-qnn.yml", "export-mediatek.yml"} {
+		data, err := os.ReadFile(filepath.Join(root, OutputDir, file))
+		require.NoError(t, err)
+		job := decode(t, data).jobs()["export"]
+		assert.EqualValues(t, cost.JobLimitMinutes, job["timeout-minutes"], file)
+	}
+}

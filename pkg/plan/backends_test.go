@@ -1,5 +1,0 @@
-package plan_test
-
-// The tests see every backend the commands offer: the registry holds the backend folders a
-// program links, and the commands link pkg/backend/all.
-import _ "github.com/experimentalmachines/exe-expo/pkg/backend/all"
