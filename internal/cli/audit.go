@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/audit"
+	"github.com/experimentalmachines/exe-expo/internal/backend"
 )
 
 func auditCommand() Command {
@@ -22,9 +23,20 @@ func auditCommand() Command {
 // auditNames are the command line's names for the audit options a refusal can be about.
 var auditNames = map[audit.Field]string{audit.FieldSource: "SOURCE_MODEL", audit.FieldBackend: "--backend", audit.FieldWindow: "--context"}
 
+// auditedBackend is the default --backend: the first backend whose files the x86 runner
+// runs (the gate can only grade those), as the audit workflow picks it.
+func auditedBackend() string {
+	for _, b := range backend.Exportable() {
+		if b.Smoke {
+			return b.Name
+		}
+	}
+	return ""
+}
+
 func auditFlags(fs *flag.FlagSet) func(Env, []string) error {
 	var o audit.Options
-	fs.StringVar(&o.Backend, "backend", "xnnpack", "backend folder of the published file; its files must run on the x86 runner")
+	fs.StringVar(&o.Backend, "backend", auditedBackend(), "backend folder of the published file; its files must run on the x86 runner")
 	fs.IntVar(&o.Window, "context", 0, "window of the file to audit, in tokens (default: the first file, sorted by name)")
 	fs.StringVar(&o.Work, "work", "audit-work", "working folder for the downloads and gate.json")
 	fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with ExecuTorch 1.4.0 and transformers installed ($EXE_EXPO_PYTHON)")
