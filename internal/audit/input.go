@@ -1,17 +1,15 @@
 package audit
 
 import (
-	"fmt"
-
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/option"
 )
 
-// Field is an option of the audit request, named as its Options field. The library's
-// refusals name options by Field, never by a command line's spelling, so each front end
-// words them its own way (the CLI as SOURCE_MODEL, --backend, --context), as export's
-// refusals do.
-type Field string
+// Field is an option of the audit request, named as its Options field; each front end
+// words it its own way (the CLI as SOURCE_MODEL, --backend, --context), as export's
+// refusals are.
+type Field = option.Field
 
 // The fields a refusal can be about.
 const (
@@ -21,32 +19,10 @@ const (
 )
 
 // InputError is a request the audit refuses before any download: Field is the option to
-// fix. Error words options as the Options fields, Sentence as the caller names them.
-type InputError struct {
-	Field Field
-	// format and args are the sentence; args that are Fields are worded by Sentence.
-	format string
-	args   []any
-}
+// fix.
+type InputError = option.Refusal
 
-func (e *InputError) Error() string { return e.Sentence(func(f Field) string { return string(f) }) }
-
-// Sentence is the refusal with every option it names worded by name: the CLI passes its
-// flag names, so that the sentence it prints points at what the user typed.
-func (e *InputError) Sentence(name func(Field) string) string {
-	args := make([]any, len(e.args))
-	for i, a := range e.args {
-		if f, ok := a.(Field); ok {
-			a = name(f)
-		}
-		args[i] = a
-	}
-	return fmt.Sprintf(e.format, args...)
-}
-
-func refuse(field Field, format string, args ...any) *InputError {
-	return &InputError{Field: field, format: format, args: args}
-}
+var refuse = option.Refuse
 
 // check refuses a source that is no Hub id, a negative window and a backend whose files
 // the gate cannot run, before anything is read or run.

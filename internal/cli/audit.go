@@ -2,13 +2,12 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/audit"
 	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/option"
 )
 
 func auditCommand() Command {
@@ -21,7 +20,7 @@ func auditCommand() Command {
 }
 
 // auditNames are the command line's names for the audit options a refusal can be about.
-var auditNames = map[audit.Field]string{audit.FieldSource: "SOURCE_MODEL", audit.FieldBackend: "--backend", audit.FieldWindow: "--context"}
+var auditNames = map[option.Field]string{audit.FieldSource: "SOURCE_MODEL", audit.FieldBackend: "--backend", audit.FieldWindow: "--context"}
 
 // auditedBackend is the default --backend: the first backend whose files the x86 runner
 // runs (the gate can only grade those), as the audit workflow picks it.
@@ -64,9 +63,8 @@ func auditFlags(fs *flag.FlagSet) func(Env, []string) error {
 // auditRefusal is err's sentence with a refusal in it worded with the command line's
 // names for the options.
 func auditRefusal(err error) string {
-	var input *audit.InputError
-	if !errors.As(err, &input) {
-		return err.Error()
+	if msg, ok := option.Reword(err, auditNames); ok {
+		return msg
 	}
-	return strings.Replace(err.Error(), input.Error(), input.Sentence(func(f audit.Field) string { return auditNames[f] }), 1)
+	return err.Error()
 }

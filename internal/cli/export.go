@@ -13,6 +13,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/export"
+	"github.com/experimentalmachines/exe-expo/internal/option"
 	"github.com/experimentalmachines/exe-expo/internal/result"
 	toolrun "github.com/experimentalmachines/exe-expo/internal/run"
 )
@@ -62,26 +63,11 @@ func exportCommand() Command {
 
 // exportFlags are the flags that set each export option. Export's refusals name options
 // by field; the CLI words them as the flags the user typed (FieldWindow is --context).
-var exportFlags = map[export.Field]string{
+var exportFlags = map[option.Field]string{
 	export.FieldModel: "MODEL", export.FieldID: "--id", export.FieldBackend: "--backend", export.FieldSoC: "--soc",
 	export.FieldWindow: "--context", export.FieldQMode: "--qmode", export.FieldCodes: "--codes", export.FieldTimeout: "--timeout",
 	export.FieldPython: "--python", export.FieldMTKPython: "--mtk-python", export.FieldExecuTorch: "--executorch",
 	export.FieldOut: "--out", export.FieldWork: "--work", export.FieldFallback: "--fallback",
-}
-
-// flagName is the command line's name for an export option; a field without a flag keeps
-// the library's name rather than vanishing from the sentence.
-func flagName(f export.Field) string {
-	if name, ok := exportFlags[f]; ok {
-		return name
-	}
-	return string(f)
-}
-
-// refusal is err's sentence with the refusal in it worded with flag names, keeping any
-// context the refusal was wrapped in.
-func refusal(err error, input *export.InputError) string {
-	return strings.Replace(err.Error(), input.Error(), input.Sentence(flagName), 1)
 }
 
 func envOr(name, def string) string {
@@ -108,7 +94,7 @@ func runExport(env Env, o export.Options) error {
 	switch {
 	case code == ExitOK:
 	case errors.As(err, &input):
-		msg := refusal(err, input)
+		msg, _ := option.Reword(err, exportFlags)
 		stepSummary(env, fmt.Sprintf("### %s → %s: refused\n\n%s\n", o.Model, o.Backend, msg))
 		return failf(code, "export: %s", msg)
 	case code == ExitSkipped:

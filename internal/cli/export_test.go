@@ -17,6 +17,7 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/internal/export"
 	"github.com/experimentalmachines/exe-expo/internal/export/exporttest"
+	"github.com/experimentalmachines/exe-expo/internal/option"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
 )
@@ -225,7 +226,9 @@ func TestExportFlagNames(t *testing.T) {
 	var in *export.InputError
 	require.ErrorAs(t, err, &in)
 	wrapped := fmt.Errorf("window 3 of 5: %w", err)
-	assert.Equal(t, "window 3 of 5: --backend is required: one of xnnpack, vulkan, qnn, mediatek", refusal(wrapped, in))
+	msg, ok := option.Reword(wrapped, exportFlags)
+	require.True(t, ok)
+	assert.Equal(t, "window 3 of 5: --backend is required: one of xnnpack, vulkan, qnn, mediatek", msg)
 }
 
 // TestExportOfflineDialsNothing: with EXE_EXPO_OFFLINE=1 a Hub id is refused with one

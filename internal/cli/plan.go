@@ -122,21 +122,9 @@ func selectWindows(p *plan.Plan, r planRequest) (plan.Selection, error) {
 	if r.fallback == "" {
 		return p.Select(r.backend, r.contexts, r.socs)
 	}
-	failed, err := failedWindows(r.fallback)
+	checked, err := result.ReadChecks(r.fallback)
 	if err != nil {
 		return plan.Selection{}, err
 	}
-	return p.SelectFallback(r.backend, failed)
-}
-
-// failedWindows reads the windows a smoke or gate --result file lists as refused.
-func failedWindows(path string) ([]result.Failed, error) {
-	res, err := result.Read(path)
-	if err != nil {
-		return nil, err
-	}
-	if res.Command != "gate" && res.Command != "smoke" {
-		return nil, fmt.Errorf("%s is the result of exe-expo %s; --fallback takes the result of gate or smoke, whose failed windows it rebuilds", path, res.Command)
-	}
-	return res.Outputs.Failed, nil
+	return p.SelectFallback(r.backend, checked.Outputs.Failed)
 }

@@ -1,12 +1,11 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"strings"
+	"maps"
 
-	"github.com/experimentalmachines/exe-expo/internal/export"
+	"github.com/experimentalmachines/exe-expo/internal/option"
 	"github.com/experimentalmachines/exe-expo/internal/solve"
 )
 
@@ -38,20 +37,21 @@ func solveFlags(fs *flag.FlagSet) func(Env, []string) error {
 }
 
 // solveNames are the command line's names for the solve options a refusal can be about.
-var solveNames = map[solve.Field]string{solve.FieldOut: "--out", solve.FieldConfigDir: "--config"}
+// The solve checks its source through export, so export's refusals are worded too.
+var solveNames = func() map[option.Field]string {
+	m := maps.Clone(exportFlags)
+	m[solve.FieldOut], m[solve.FieldConfigDir] = "--out", "--config"
+	return m
+}()
 
 // runSolve runs the solve and prints its summary, which solve.Run also wrote as
 // solve.json; a refusal names the flag to fix, a failure goes to the step summary too.
 func runSolve(env Env, o solve.Options) error {
 	sum, err := solve.Run(env.Ctx, o)
-	var own *solve.InputError
-	var input *export.InputError
-	switch {
-	case errors.As(err, &own):
-		return failf(ExitFailed, "solve: %s", strings.Replace(err.Error(), own.Error(), own.Sentence(func(f solve.Field) string { return solveNames[f] }), 1))
-	case errors.As(err, &input):
-		return failf(ExitFailed, "solve: %s", refusal(err, input))
-	case err != nil:
+	if msg, ok := option.Reword(err, solveNames); ok {
+		return failf(ExitFailed, "solve: %s", msg)
+	}
+	if err != nil {
 		stepSummary(env, fmt.Sprintf("### GPTQ solve of %s: failed\n\n```\n%v\n```\n", o.Model, err))
 		return failf(ExitFailed, "solve failed: %w", err)
 	}

@@ -23,12 +23,9 @@ func (o *Options) checkFallback() error {
 	case o.Window == 0:
 		return refuse(FieldWindow, "%s is required with %s: the window whose quantized file was refused", FieldWindow, FieldFallback)
 	}
-	res, err := result.Read(o.Fallback)
+	res, err := result.ReadChecks(o.Fallback)
 	if err != nil {
 		return refuse(FieldFallback, "%s: %s", FieldFallback, err.Error())
-	}
-	if res.Command != "gate" && res.Command != "smoke" {
-		return refuse(FieldFallback, "%s %s is the result of exe-expo %s; give the result of gate or smoke, which lists the refused windows", FieldFallback, o.Fallback, res.Command)
 	}
 	for _, f := range res.Outputs.Failed {
 		if f.Window == o.Window && f.SoC == o.SoC {

@@ -57,7 +57,7 @@ func TestFallbackRefusals(t *testing.T) {
 		{"a quantized qmode", func(o *export.Options) { o.QMode = "8da4w" }, export.FieldQMode, "QMode 8da4w and Fallback disagree: a fallback builds fp32"},
 		{"codes", func(o *export.Options) { o.Codes = gate }, export.FieldCodes, "the fp32 Fallback quantizes nothing"},
 		{"an NPU backend", func(o *export.Options) { o.Backend, o.SoC = "qnn", "SM8750" }, export.FieldFallback, "only the export_llm recipes build"},
-		{"a plan's result", func(o *export.Options) { o.Fallback = gateResult(t, "plan") }, export.FieldFallback, "is the result of exe-expo plan; give the result of gate or smoke"},
+		{"a plan's result", func(o *export.Options) { o.Fallback = gateResult(t, "plan") }, export.FieldFallback, "is the result of exe-expo plan, not of smoke or gate, which list the refused windows"},
 		{"no result", func(o *export.Options) { o.Fallback = filepath.Join(t.TempDir(), "none.json") }, export.FieldFallback, "none.json: no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package export
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,14 +14,15 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/option"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 	"github.com/experimentalmachines/exe-expo/internal/source"
 )
 
-// Field is an option of the export request, named as its Options field ("SoC", "Window").
-// The library's sentences name options by Field, never by a command line's spelling, so
-// each front end words them its own way (the CLI as its flags: --soc, --context).
-type Field string
+// Field is an option of the export request, named as its Options field ("SoC", "Window"):
+// export's refusals name options by Field, and each front end words them its own way (the
+// CLI as its flags: --soc, --context).
+type Field = option.Field
 
 // The fields a refusal can be about; FieldModel is the MODEL argument.
 const (
@@ -44,34 +44,11 @@ const (
 
 // InputError is a request the export refuses before doing any work: a missing or
 // impossible option, a file it cannot read, a folder it cannot write. Field is the option
-// to fix, so a caller can point at it. The sentence names options by Field; Error words
-// them as the Options fields, Sentence as the caller names them.
-type InputError struct {
-	Field Field
-	// format and args are the sentence; args that are Fields are worded by Sentence.
-	format string
-	args   []any
-}
-
-func (e *InputError) Error() string { return e.Sentence(func(f Field) string { return string(f) }) }
-
-// Sentence is the refusal with every option it names worded by name: the CLI passes its
-// flag names, so that the sentence it prints points at what the user typed.
-func (e *InputError) Sentence(name func(Field) string) string {
-	args := make([]any, len(e.args))
-	for i, a := range e.args {
-		if f, ok := a.(Field); ok {
-			a = name(f)
-		}
-		args[i] = a
-	}
-	return fmt.Sprintf(e.format, args...)
-}
+// to fix, so a caller can point at it.
+type InputError = option.Refusal
 
 // refuse is an *InputError about field; args that are Fields are option names.
-func refuse(field Field, format string, args ...any) *InputError {
-	return &InputError{Field: field, format: format, args: args}
-}
+var refuse = option.Refuse
 
 // Validate checks the request against the configuration and this host before anything
 // runs, so that a mistyped option costs a second, not a download and a conversion. It

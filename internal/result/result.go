@@ -215,6 +215,19 @@ func Decode(name string, b []byte) (*Result, error) {
 	return &r, nil
 }
 
+// ReadChecks reads a smoke or gate result, refusing any other command's: the refused
+// windows the fp32 fallback is planned and built from are listed there only.
+func ReadChecks(path string) (*Result, error) {
+	r, err := Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if !checks[r.Command] {
+		return nil, fmt.Errorf("%s is the result of exe-expo %s, not of smoke or gate, which list the refused windows", path, r.Command)
+	}
+	return r, nil
+}
+
 // CheckVersion refuses a document whose schema_version is missing or is not want.
 func CheckVersion(name, kind string, got *int, want int) error {
 	if got == nil || *got != want {

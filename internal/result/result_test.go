@@ -55,3 +55,25 @@ func TestReadRefusesAnotherVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestReadChecks: only smoke's and gate's results list refused windows; another command's
+// is refused by name.
+func TestReadChecks(t *testing.T) {
+	for _, tc := range []struct {
+		command string
+		ok      bool
+	}{{"gate", true}, {"smoke", true}, {"plan", false}, {"export", false}} {
+		path := filepath.Join(t.TempDir(), tc.command+".json")
+		r := result.New(tc.command)
+		r.Outputs.Failed = []result.Failed{{Window: 2048, File: "xnnpack/m-2k.pte", Reason: "decision gate failed"}}
+		require.NoError(t, result.Write(path, r))
+		got, err := result.ReadChecks(path)
+		if !tc.ok {
+			require.Error(t, err, tc.command)
+			assert.Contains(t, err.Error(), "is the result of exe-expo "+tc.command+", not of smoke or gate")
+			continue
+		}
+		require.NoError(t, err, tc.command)
+		assert.Equal(t, r.Outputs.Failed, got.Outputs.Failed)
+	}
+}

@@ -1,17 +1,16 @@
 package solve
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/experimentalmachines/exe-expo/internal/option"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 )
 
-// Field is an option of the solve request, named as its Options field. The library's
-// refusals name options by Field, never by a command line's spelling, so each front end
-// words them its own way (the CLI as its flags: --out), as export's refusals do.
-type Field string
+// Field is an option of the solve request, named as its Options field; each front end
+// words it its own way (the CLI as its flags: --out), as export's refusals are.
+type Field = option.Field
 
 // The options the solve checks itself; the others are checked by
 // export.PrepareCheckpoint, whose refusals are *export.InputError.
@@ -21,42 +20,9 @@ const (
 )
 
 // InputError is a request the solve refuses before any work: Field is the option to fix.
-// Error words options as the Options fields, Sentence as the caller names them.
-type InputError struct {
-	Field Field
-	// format and args are the sentence; args that are Fields are worded by Sentence.
-	format string
-	args   []any
-}
+type InputError = option.Refusal
 
-func (e *InputError) Error() string { return e.Sentence(func(f Field) string { return string(f) }) }
-
-// Sentence is the refusal with every option it names worded by name: the CLI passes its
-// flag names, so that the sentence it prints points at what the user typed.
-func (e *InputError) Sentence(name func(Field) string) string {
-	args := make([]any, len(e.args))
-	for i, a := range e.args {
-		if f, ok := a.(Field); ok {
-			a = name(f)
-		}
-		args[i] = a
-	}
-	return fmt.Sprintf(e.format, args...)
-}
-
-// Unwrap is the error the refusal words, if any: the configuration's own.
-func (e *InputError) Unwrap() error {
-	for _, a := range e.args {
-		if err, ok := a.(error); ok {
-			return err
-		}
-	}
-	return nil
-}
-
-func refuse(field Field, format string, args ...any) *InputError {
-	return &InputError{Field: field, format: format, args: args}
-}
+var refuse = option.Refuse
 
 // checkOut refuses an Out that is missing or names a folder, and creates the folder it
 // goes in, before any download. It returns Out made absolute, which the solve driver
