@@ -71,6 +71,11 @@ type Export struct {
 	QNN          QNNRecipe    `yaml:"qnn"`
 	MediaTek     MTKRecipe    `yaml:"mediatek"`
 	Solve        SolveSetting `yaml:"solve"`
+	// JobLimitMinutes is the longest a workflow job may run: the generated workflows' long
+	// jobs take it as timeout-minutes, and plan skips a window whose fitted export time on
+	// its runner is longer, since a job dispatched for it would be cancelled at the limit
+	// after hours of runner time, a failure where the pipeline's rule is a skip.
+	JobLimitMinutes int `yaml:"job_limit_minutes"`
 }
 
 // PhoneClass is a handset RAM class and the bytes it leaves to the app that runs the model.

@@ -44,6 +44,9 @@ func TestDefaultMatchesReference(t *testing.T) {
 	if got := c.RunnersFor(c.Export.XNNPACK.Runners); len(got) != 3 || got[0].Label != "blacksmith-8vcpu-ubuntu-2404-arm" {
 		t.Errorf("xnnpack runners = %+v", got)
 	}
+	if c.Export.JobLimitMinutes != 350 {
+		t.Errorf("job limit = %d minutes", c.Export.JobLimitMinutes)
+	}
 	if c.Chips["MT6991"].Platform != "DX4" || c.Chips["SM8750"].Name != "Snapdragon 8 Elite" {
 		t.Errorf("chips = %+v", c.Chips)
 	}
@@ -76,6 +79,9 @@ func TestStrictErrors(t *testing.T) {
 		{"duplicate window", "context_tiers: [32768, 16384, 8192, 4096, 2048]", "context_tiers: [32768, 16384, 8192, 4096, 4096]", []string{"export.context_tiers.4", "twice"}},
 		{"repository without owner", "  repository: experimentalmachines/exe-expo", "  repository: exe-expo", []string{"github.repository", `"exe-expo" is not a GitHub owner/name`}},
 		{"ref with a space", "  caller_ref: v1", "  caller_ref: v 1", []string{"github.caller_ref", `"v 1" is not a branch, tag or commit name`}},
+		{"no job limit", "  job_limit_minutes: 350\n", "", []string{"export.job_limit_minutes", "0 is outside 1..360 (GitHub cancels a job after 360 minutes)"}},
+		{"job limit past GitHub's", "  job_limit_minutes: 350", "  job_limit_minutes: 361", []string{"line 88: export.job_limit_minutes: 361 is outside 1..360"}},
+		{"job limit in hours", "  job_limit_minutes: 350", "  job_limit_minutes: 5h", []string{"line 88: export.job_limit_minutes: want a whole number, not `5h`"}},
 		{"runners out of order", "    runners: [x64-8, x64-16, x64-32]\n  mediatek:", "    runners: [x64-32, x64-8]\n  mediatek:", []string{"export.qnn.runners.1", "smallest first"}},
 	}
 	for _, tc := range tests {
@@ -172,4 +178,23 @@ func TestPhoneTable(t *testing.T) {
 	assert.Equal(t, []PhoneFit{{4, 2_000, 0}, {8, 5_000, 8192}, {16, 10_000, 8192}}, PhoneTable(classes, resident))
 	assert.Equal(t, []int{8, 16}, Fits(classes, 5_000))
 	assert.Equal(t, []int{}, Fits(classes, 10_001))
+}
+
+// TestJobLimitBounds: the job limit may be anything a GitHub job can run for, up to its
+// 6-hour cap, and nothing past it or below one minute.
+func TestJobLimitBounds(t *testing.T) {
+	for _, tc := range []struct {
+		minutes int
+		ok      bool
+	}{{1, true}, {350, true}, {MaxJobMinutes, true}, {MaxJobMinutes + 1, false}, {0, false}, {-5, false}} {
+		c, err := Default()
+		require.NoError(t, err)
+		c.Export.JobLimitMinutes = tc.minutes
+		err = c.validate(nil)
+		if tc.ok {
+			assert.NoError(t, err, "%d minutes", tc.minutes)
+			continue
+		}
+		assert.ErrorContains(t, err, "export.job_limit_minutes", "%d minutes", tc.minutes)
+	}
 }

@@ -88,6 +88,10 @@ var (
 	mtkPrec     = map[string]bool{"A16W16": true, "A16W8": true, "A16W4": true, "A8W8": true, "A8W4": true}
 )
 
+// MaxJobMinutes is GitHub Actions' own limit on one job's run time (6 hours): a job limit
+// above it would let plan dispatch a window that GitHub cancels before it ends.
+const MaxJobMinutes = 360
+
 // QModes are the qmodes the XNNPACK and Vulkan recipes know, in the order messages list
 // them. This is the one list: pipeline.yaml's qmode and export's override are checked
 // against it, and sizing has a size model for each (its tests hold it to this list), so
@@ -154,6 +158,8 @@ func (c *Config) validateExport(v *validator) {
 	v.check(e.RuntimeOverheadBytes >= 0, "export.runtime_overhead_bytes", "cannot be negative")
 	v.check(e.PrefillChunk > 0, "export.prefill_chunk", "must be positive")
 	v.check(e.HostReserveBytes >= 0, "export.host_reserve_bytes", "cannot be negative")
+	v.check(e.JobLimitMinutes > 0 && e.JobLimitMinutes <= MaxJobMinutes, "export.job_limit_minutes",
+		"%d is outside 1..%d (GitHub cancels a job after %d minutes)", e.JobLimitMinutes, MaxJobMinutes, MaxJobMinutes)
 	for i, t := range c.ExportTimes {
 		p := fmt.Sprintf("export_times.%d", i)
 		v.check(t.Backend != "", p+".backend", "name the backend the time was measured for")

@@ -15,10 +15,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/config"
 )
 
-// JobLimitMinutes is the export job's timeout-minutes in the generated workflows (below
-// GitHub's 6-hour job limit): a window whose fitted time is longer will not finish.
-const JobLimitMinutes = 350
-
 // refWindow is the window the fitted base time is given at.
 const refWindow = 2048
 
@@ -140,6 +136,11 @@ func Estimate(fits map[string]Fit, backend string, params int64, window int, run
 	if !ok || runner == nil {
 		return Job{}, false
 	}
-	m := int(math.Ceil(f.Seconds(params, window) / 60))
+	// The fit's geometric means go through exp(log(x)), which can land a hair above the
+	// measured figure (15000 s as 15000.000000000002): rounded to the millisecond first, a
+	// job measured at whole minutes is billed those minutes, not one more, and a window
+	// measured at exactly the job limit is not skipped for a rounding error.
+	secs := math.Round(f.Seconds(params, window)*1000) / 1000
+	m := int(math.Ceil(secs / 60))
 	return Job{Minutes: m, USD: math.Round(float64(m)*runner.USDPerMinute*100) / 100}, true
 }

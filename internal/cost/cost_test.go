@@ -51,3 +51,19 @@ func TestFitCases(t *testing.T) {
 	_, ok = Estimate(map[string]Fit{"b": f}, "c", 1e9, 4096, arm)
 	assert.False(t, ok, "no measurement, no estimate")
 }
+
+// TestEstimateWholeMinutes: a flat time measured at whole minutes is billed those minutes,
+// though the fit's exp(log(x)) round trip can put it a hair above (15000 s at 250 minutes,
+// not 251); a second past a whole minute is billed the next one.
+func TestEstimateWholeMinutes(t *testing.T) {
+	arm := &config.Runner{USDPerMinute: 0.01}
+	for _, tc := range []struct {
+		seconds float64
+		minutes int
+	}{{60, 1}, {600, 10}, {15000, 250}, {20940, 349}, {21000, 350}, {21001, 351}, {63000, 1050}, {59.5, 1}} {
+		fits := FitAll([]config.ExportTime{{Backend: "b", Flat: true, Seconds: tc.seconds, Source: "x"}})
+		job, ok := Estimate(fits, "b", 1e9, 32768, arm)
+		require.True(t, ok)
+		assert.Equal(t, tc.minutes, job.Minutes, "%g s", tc.seconds)
+	}
+}

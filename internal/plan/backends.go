@@ -64,15 +64,13 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 	}
 	bp.Recipe, bp.Targets = d.Recipe, d.Targets
 	tiers := cfg.RunnersFor(d.Runners)
-	fits := cost.FitAll(cfg.ExportTimes)
+	jobs := jobTimer{fits: cost.FitAll(cfg.ExportTimes), backend: b.Name, params: m.Params, limit: cfg.Export.JobLimitMinutes}
 	for _, w := range b.Windows(cfg) {
 		row, err := Estimate(cfg, src, m, b, "", w)
 		if err != nil {
 			row.Skip = err.Error()
 		} else if r := pick(&row, tiers, d.Fit); r != nil {
-			if job, ok := cost.Estimate(fits, b.Name, m.Params, w, r); ok {
-				row.ExportMinutes, row.ExportUSD = job.Minutes, job.USD
-			}
+			jobs.time(&row, r)
 		}
 		bp.Rows = append(bp.Rows, row)
 	}
@@ -83,12 +81,43 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 			row, err := Estimate(cfg, src, m, b, "fp32", w)
 			if err != nil {
 				row.Skip = err.Error()
-			} else {
-				pick(&row, tiers, d.Fit)
+			} else if r := pick(&row, tiers, d.Fit); r != nil {
+				jobs.time(&row, r)
 			}
 			bp.Fallback = append(bp.Fallback, row)
 		}
 	}
+}
+
+// jobTimer prices one backend's export jobs from its fitted export times and holds each
+// against the job limit (export.job_limit_minutes), the generated workflows' timeout.
+type jobTimer struct {
+	fits    map[string]cost.Fit
+	backend string
+	params  int64
+	limit   int
+}
+
+// time sets the row's export job on runner r (its minutes and price) and skips the window
+// when that job would outlast the job limit: dispatched, it would hold the runner until
+// the timeout cancels it and fail, where a window the runner cannot build is a skip. A
+// backend without a measured time is neither priced nor skipped: nothing predicts it.
+func (j jobTimer) time(row *Row, r *config.Runner) {
+	job, ok := cost.Estimate(j.fits, j.backend, j.params, row.Window, r)
+	if !ok {
+		return
+	}
+	row.ExportMinutes, row.ExportUSD = job.Minutes, job.USD
+	if job.Minutes > j.limit {
+		row.Skip = OverJobLimit(job.Minutes, r.Label, j.limit)
+	}
+}
+
+// OverJobLimit is the reason a window is skipped for time: the prediction, the runner it
+// is for, and the limit, each with the pipeline.yaml key that sets it.
+func OverJobLimit(minutes int, runner string, limit int) string {
+	return fmt.Sprintf("the export would take about %s minutes on %s (fitted from pipeline.yaml's export_times), over the %d-minute job limit (export.job_limit_minutes)",
+		family.Commas(int64(minutes)), runner, limit)
 }
 
 // fallbackApplies says whether a window of b can fall back to the fp32 recipe: b's files are
@@ -98,7 +127,8 @@ func fallbackApplies(b *backend.Backend, d backend.Description) bool {
 }
 
 // runCost is what building every window costs: one job per window built (per chip for a
-// backend with chips), their runner minutes and price.
+// backend with chips), their runner minutes and price. A skipped window, for memory or
+// for time, is never dispatched, so it costs nothing.
 func runCost(rows []Row, chips int) (jobs, minutes int, usd float64) {
 	if chips == 0 {
 		chips = 1

@@ -100,7 +100,10 @@ type Row struct {
 	RunnerTier      string `json:"runner_tier,omitempty"`
 	SwapGiB         int    `json:"swap_gib"`
 	UsesSwap        bool   `json:"uses_swap"`
-	Skip            string `json:"skip,omitempty"`
+	// Skip says why the window is not built: no runner holds its export (Runner empty),
+	// or its export on Runner would outlast the job limit (Runner and ExportMinutes say
+	// which runner and how long). A skipped window is never dispatched nor costed.
+	Skip string `json:"skip,omitempty"`
 	// ExportMinutes and ExportUSD are the window's export job on Runner: the fitted time in
 	// whole minutes and its price; 0 without a measurement for the backend.
 	ExportMinutes int     `json:"export_minutes,omitempty"`

@@ -8,7 +8,6 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/config"
-	"github.com/experimentalmachines/exe-expo/internal/cost"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/sizing"
 )
@@ -60,7 +59,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 		tables = b.writeText(ew) || tables
 	}
 	if p.Jobs > 0 {
-		ew.printf("\nExport cost of every window above: %s (measured export times and runner prices in pipeline.yaml)\n", CostLine(p.Jobs, p.Minutes, p.USD))
+		ew.printf("\nExport cost of every window to build above: %s (measured export times and runner prices in pipeline.yaml; a skipped window costs nothing)\n", CostLine(p.Jobs, p.Minutes, p.USD))
 	}
 	if tables {
 		ew.printf("\n%s\n", p.tableKey())
@@ -105,9 +104,6 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 		}
 		if r.ExportMinutes > 0 {
 			runner += fmt.Sprintf(", ~%d min, $%.2f", r.ExportMinutes, r.ExportUSD)
-			if r.ExportMinutes > cost.JobLimitMinutes {
-				runner += fmt.Sprintf(" (over the %d-minute job limit)", cost.JobLimitMinutes)
-			}
 		}
 		if r.Skip != "" {
 			runner = "skipped: " + r.Skip

@@ -186,6 +186,19 @@ var configChanges = []configChange{{
 			assert.NotContains(t, string(after[p]), "3d3c42e5aac5ba805825da76410c181273ba90b1", p)
 		}
 	},
+}, {
+	// plan holds every window's fitted export time against the same number, so a window it
+	// lets into the matrix is one its job's timeout lets finish.
+	name:  "the job limit",
+	edit:  map[string]func(string) string{"config/pipeline.yaml": replace("job_limit_minutes: 350", "job_limit_minutes: 300")},
+	files: func() []string { return exportsAnd("probe-runner.yml", "audit-published.yml") },
+	check: func(t *testing.T, after map[string][]byte) {
+		for _, p := range exportsAnd("probe-runner.yml", "audit-published.yml") {
+			assert.Contains(t, string(after[p]), "\n    timeout-minutes: 300\n", p)
+			assert.NotContains(t, string(after[p]), "timeout-minutes: 350", p)
+		}
+		assert.EqualValues(t, 300, decode(t, after[OutputDir+"/export-qnn.yml"]).jobs()["export"]["timeout-minutes"])
+	},
 }}
 
 // TestConfigChangeLands changes one thing in config (or the pin table), renders, and finds

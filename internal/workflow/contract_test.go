@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/experimentalmachines/exe-expo/internal/cost"
+	"github.com/experimentalmachines/exe-expo/internal/config"
 )
 
 // TestTemplatesDoNotRederive: the workflows take their matrix and verdict from the
@@ -67,13 +67,31 @@ func TestPlanJobUsesSizeWindow(t *testing.T) {
 	}
 }
 
-// TestJobLimitIsTheWorkflows: plan flags a window whose fitted export time is over
-// cost.JobLimitMinutes, which must be the export job's own timeout.
+// TestJobLimitIsTheWorkflows: plan skips a window whose fitted export time is over
+// export.job_limit_minutes, so every job that exports (the matrix legs, the fp32 fallback
+// legs, the solve that precedes them) must time out at that same number and no other.
 func TestJobLimitIsTheWorkflows(t *testing.T) {
-	for _, file := range []string{"export-xnnpack.yml", "export-vulkan.yml", "export-qnn.yml", "export-mediatek.yml"} {
-		data, err := os.ReadFile(filepath.Join(root, OutputDir, file))
-		require.NoError(t, err)
-		job := decode(t, data).jobs()["export"]
-		assert.EqualValues(t, cost.JobLimitMinutes, job["timeout-minutes"], file)
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		file string
+		jobs []string
+	}{
+		{"export-xnnpack.yml", []string{"solve", "export", "fallback"}},
+		{"export-vulkan.yml", []string{"export"}},
+		{"export-qnn.yml", []string{"export"}},
+		{"export-mediatek.yml", []string{"export"}},
+		{"probe-runner.yml", []string{"calibrate"}},
+		{"audit-published.yml", []string{"audit"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join(root, OutputDir, tc.file))
+			require.NoError(t, err)
+			jobs := decode(t, data).jobs()
+			for _, id := range tc.jobs {
+				require.Contains(t, jobs, id)
+				assert.EqualValues(t, cfg.Export.JobLimitMinutes, jobs[id]["timeout-minutes"], "%s: job %s", tc.file, id)
+			}
+		})
 	}
 }

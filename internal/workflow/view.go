@@ -46,6 +46,10 @@ type view struct {
 	Audited string
 	// Schedule is the watcher's cron (watch.schedule); empty: by hand only.
 	Schedule string
+	// JobLimit is every long job's timeout-minutes (export.job_limit_minutes): the same
+	// number plan holds each window's fitted export time against, so a window plan lets
+	// into the matrix is one its job's timeout lets finish.
+	JobLimit int
 }
 
 // exportView is one backend as its workflow needs it.
@@ -102,7 +106,8 @@ func plan(src Source) ([]target, error) {
 }
 
 func newView(cfg *config.Config) (view, error) {
-	v := view{Versions: cfg.Versions, GitHub: cfg.GitHub, Runners: cfg.Runners, Windows: slices.Sorted(slices.Values(cfg.Export.ContextTiers)), Schedule: cfg.Watch.Schedule}
+	v := view{Versions: cfg.Versions, GitHub: cfg.GitHub, Runners: cfg.Runners, Windows: slices.Sorted(slices.Values(cfg.Export.ContextTiers)), Schedule: cfg.Watch.Schedule,
+		JobLimit: cfg.Export.JobLimitMinutes}
 	var ok bool
 	if v.Control, ok = smallest(cfg.Runners, ""); !ok {
 		return v, fmt.Errorf("pipeline.yaml lists no runners: the workflows need at least one tier to run on")
