@@ -143,6 +143,44 @@ func TestSizeWindowRunsPlan(t *testing.T) {
 	assert.Contains(t, string(data), "| 16k (16384) |", "plan writes the sizing table of the windows asked for")
 }
 
+// TestSizeWindowSkipsPastTheJobLimit runs the real CLI offline on issue 38's case: with the
+// seed's measured QNN times, Qwen3-1.7B's 8k, 16k and 32k exports are predicted past the
+// job limit (pipeline.yaml's export.job_limit_minutes), so the matrix holds 2k and 4k only
+// and the skipped output names each prediction and the limit; the step passes.
+func TestSizeWindowSkipsPastTheJobLimit(t *testing.T) {
+	t.Setenv("EXE_EXPO_OFFLINE", "1")
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "cli-summary"))
+	cfg, err := config.Load("")
+	require.NoError(t, err)
+
+	s := newStep(t, map[string]string{"model-id": "Qwen/Qwen3-1.7B", "backend": "qnn"})
+	require.Equal(t, cli.ExitOK, SizeWindow(s.envWith(RunCLI)), "log: %s\nstderr: %s", s.log.String(), s.stderr.String())
+	out := s.outputs(t)
+	var m struct {
+		Entry []result.Window `json:"entry"`
+		SoC   []string        `json:"soc"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out["matrix"]), &m))
+	var skipped []result.Skipped
+	require.NoError(t, json.Unmarshal([]byte(out["skipped"]), &skipped))
+
+	var built []int
+	for _, w := range m.Entry {
+		built = append(built, w.Window)
+	}
+	assert.Equal(t, []int{2048, 4096}, built, "the matrix")
+	assert.Equal(t, cfg.Export.QNN.SoCs, m.SoC)
+	want := map[int]string{8192: "543", 16384: "1,093", 32768: "2,198"}
+	require.Len(t, skipped, len(want))
+	for _, sk := range skipped {
+		minutes, ok := want[sk.Window]
+		require.True(t, ok, "window %d skipped", sk.Window)
+		assert.Contains(t, sk.Reason, "the export would take about "+minutes+" minutes on blacksmith-")
+		assert.Contains(t, sk.Reason, "over the 350-minute job limit (export.job_limit_minutes)")
+	}
+}
+
 // TestSizeWindowVerdicts runs the real CLI offline: the action's exit code and annotation
 // are plan's verdict and reason, the same for a model that is not eligible and for a
 // backend that does not take it (3), and a window the backend lacks is a mistake (2).
