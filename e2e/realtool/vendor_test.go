@@ -298,7 +298,7 @@ func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
 	require.NoError(t, err)
 	work := t.TempDir()
 	mt := cfg.Export.MediaTek
-	r, err := backend.Build(cfg, recipe.Request{Backend: "mediatek", Source: src, Window: mt.CacheSize, SoC: mt.SoCs[0],
+	r, err := backend.Build(cfg, recipe.Request{Backend: "mediatek", Source: src, Verdict: backend.Evaluate(cfg, src), Window: mt.CacheSize, SoC: mt.SoCs[0],
 		Work: work, SourceDir: model, Python: py, MTKPython: py, ExecuTorch: et})
 	require.NoError(t, err)
 	require.NotNil(t, r.Prepare)

@@ -48,8 +48,9 @@ type Backend struct {
 	ExtraWindows func(cfg *config.Config) []int
 	// Estimate sizes one window; qmode overrides the recipe's where the backend takes one.
 	Estimate func(cfg *config.Config, src *model.Source, m sizing.Model, qmode string, w int) (Size, error)
-	// Describe is plan's recipe line, the chips and the runner tiers that may build it.
-	Describe func(cfg *config.Config, src *model.Source) (Description, error)
+	// Describe is plan's recipe line, the chips and the runner tiers that may build it; fam
+	// is the verdict's family (family.Verdict.Fam).
+	Describe func(cfg *config.Config, src *model.Source, fam *family.Family) (Description, error)
 	// Gate is how export picks and checks the window.
 	Gate Gate
 	// Recipe builds one export.

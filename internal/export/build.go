@@ -76,13 +76,14 @@ func license(src *model.Source) report.License {
 	return l
 }
 
-// build converts, runs the tool, places and checks every output, and fills the report.
-func (o *Options) build(ctx context.Context, src *model.Source, r *recipe.Recipe, rep *report.Report) error {
+// build converts, runs the tool, places and checks every output, and fills the report; fam
+// is the verdict's family, which the conversion maps the tensors by.
+func (o *Options) build(ctx context.Context, src *model.Source, fam *family.Family, r *recipe.Recipe, rep *report.Report) error {
 	if err := o.writeFiles(r); err != nil {
 		return err
 	}
 	if r.Checkpoint != "" {
-		if err := o.convert(ctx, src, r, rep); err != nil {
+		if err := o.convert(ctx, src, fam, r, rep); err != nil {
 			return err
 		}
 	}
@@ -208,7 +209,9 @@ func toolEnv(add map[string]string) []string {
 	return env
 }
 
-func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Recipe, rep *report.Report) error {
+// convert turns the source's safetensors into the recipe's ExecuTorch checkpoint, mapping
+// the tensors by fam, the family the verdict decided.
+func (o *Options) convert(ctx context.Context, src *model.Source, fam *family.Family, r *recipe.Recipe, rep *report.Report) error {
 	dir := o.srcDir
 	shards, err := drivers.ShardFiles(dir)
 	if err != nil {
@@ -229,7 +232,6 @@ func (o *Options) convert(ctx context.Context, src *model.Source, r *recipe.Reci
 	if err != nil {
 		return err
 	}
-	fam := family.Of(src.Config)
 	conv, err := drivers.PlanConvert(drivers.Arch{
 		Family: fam.Key, Layers: int(a.Layers), Heads: int(a.Heads), KVHeads: int(a.KVHeads),
 		TiedEmbeddings: a.Tied, Tensors: names,

@@ -64,10 +64,11 @@ func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err erro
 	if err != nil {
 		return nil, err
 	}
-	if _, err := o.eligible(src, ", whose codes the solve makes"); err != nil {
+	v, err := o.eligible(src, ", whose codes the solve makes")
+	if err != nil {
 		return nil, err
 	}
-	r, err := backend.Build(o.Config, recipe.Request{Backend: o.Backend, Source: src, Window: o.spec().Windows(o.Config)[0],
+	r, err := backend.Build(o.Config, recipe.Request{Backend: o.Backend, Source: src, Verdict: v, Window: o.spec().Windows(o.Config)[0],
 		Work: o.Work, SourceDir: o.srcDir, Python: o.Python})
 	if err != nil {
 		return nil, err
@@ -78,12 +79,12 @@ func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err erro
 	if err := o.download(ctx, src); err != nil {
 		return nil, err
 	}
-	return o.writeCheckpoint(ctx, src, r)
+	return o.writeCheckpoint(ctx, src, v.Fam, r)
 }
 
 // writeCheckpoint writes the drivers and the recipe's files (the params file among them)
-// and converts the source.
-func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, r *recipe.Recipe) (*Checkpoint, error) {
+// and converts the source; fam is the verdict's family.
+func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, fam *family.Family, r *recipe.Recipe) (*Checkpoint, error) {
 	const params = "params.json"
 	if _, ok := r.Files[params]; !ok {
 		return nil, fmt.Errorf("the %s recipe of %s writes no %s", o.Backend, src.ID, params)
@@ -91,7 +92,7 @@ func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, r *rec
 	if err := o.writeFiles(r); err != nil {
 		return nil, err
 	}
-	if err := o.convert(ctx, src, r, &report.Report{}); err != nil {
+	if err := o.convert(ctx, src, fam, r, &report.Report{}); err != nil {
 		return nil, err
 	}
 	a, err := src.Config.Arch()
@@ -99,7 +100,6 @@ func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, r *rec
 		return nil, err
 	}
 	class, _ := r.Fields["model_class"].(string)
-	fam := family.Of(src.Config)
 	return &Checkpoint{Source: src, Dir: o.srcDir, Work: o.Work, Checkpoint: r.Checkpoint, Params: filepath.Join(o.Work, params),
 		ModelClass: class, Arch: a, LFM2: fam != nil && fam.Key == "lfm2"}, nil
 }

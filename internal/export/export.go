@@ -119,13 +119,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	g, err := o.gate(src)
+	g, err := o.gate(src, v.Fam)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(o.Log, "exe-expo: %s to %s at %d tokens (%s)\n", src.ID, o.Backend, g.window, g.reason)
 	r, err := backend.Build(o.Config, recipe.Request{
-		Backend: o.Backend, Source: src, Window: g.window, SoC: o.SoC, QMode: o.QMode, Codes: o.Codes,
+		Backend: o.Backend, Source: src, Verdict: v, Window: g.window, SoC: o.SoC, QMode: o.QMode, Codes: o.Codes,
 		Work: o.Work, SourceDir: o.srcDir, Python: o.Python, MTKPython: o.MTKPython, ExecuTorch: o.ExecuTorch,
 	})
 	if err != nil {
@@ -145,7 +145,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	for k, ver := range tc {
 		rep.Toolchain[k] = ver
 	}
-	if err := o.build(ctx, src, r, rep); err != nil {
+	if err := o.build(ctx, src, v.Fam, r, rep); err != nil {
 		return nil, err
 	}
 	rep.Host.TotalSeconds = round1(time.Since(start).Seconds())
@@ -160,7 +160,8 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 }
 
 // eligible refuses a model the plan would refuse, or one the backend cannot take; why,
-// when set, follows the backend's name in that refusal.
+// when set, follows the backend's name in that refusal. The verdict it returns is the
+// command's one: the gate, the recipe and the conversion take the family from it.
 func (o *Options) eligible(src *model.Source, why string) (*family.Verdict, error) {
 	v := backend.Evaluate(o.Config, src)
 	if len(v.Reasons) > 0 {

@@ -25,9 +25,9 @@ type gated struct {
 
 // gate decides the window and checks, before anything heavy starts, that this host can
 // build it: the plan's host need against RAM + swap − reserve, its disk need against the
-// work folder's free space.
-func (o *Options) gate(src *model.Source) (*gated, error) {
-	m, err := plan.SizingModel(src)
+// work folder's free space. fam is the verdict's family, which the sizing model carries.
+func (o *Options) gate(src *model.Source, fam *family.Family) (*gated, error) {
+	m, err := plan.SizingModel(src, fam)
 	if err != nil {
 		return nil, err
 	}

@@ -19,6 +19,14 @@ type Verdict struct {
 	Reasons []string `json:"reasons"`
 	// Backends maps each backend to "" (exported) or why not, in Backends order.
 	Backends []BackendVerdict `json:"backends"`
+	// Fam is the family Family names, nil for none. Evaluate looks it up once, and every
+	// later step of the command (the sizing model, the recipe, the checkpoint conversion)
+	// takes it from here, so what the verdict decided is what is built (Lookups counts).
+	Fam *Family `json:"-"`
+	// AppToken is the app's family token for the name the model is published under
+	// (config.RepoFor), "" when it has none (a refusal in Reasons says so). The recipe holds
+	// each published file's installed name to it instead of reading the repo's name again.
+	AppToken string `json:"-"`
 }
 
 // BackendVerdict is one backend's answer.
@@ -80,14 +88,15 @@ const folderHint = "; that is the local folder's name: pass --id ORG/NAME, the H
 // NameReasons are the refusals the name alone gives; the watcher uses them without any
 // network call.
 func NameReasons(cfg *config.Config, modelID string) []string {
-	return nameReasons(cfg, modelID, nil, "")
+	reasons, _ := nameReasons(cfg, modelID, nil, "")
+	return reasons
 }
 
 // nameReasons ends the refusals that read the name with hint; fam, when the architecture is
-// known, narrows the family names the app would take.
-func nameReasons(cfg *config.Config, modelID string, fam *Family, hint string) []string {
+// known, narrows the family names the app would take. token is the app's family token for
+// the published repo's name, read once here for every rule that needs it.
+func nameReasons(cfg *config.Config, modelID string, fam *Family, hint string) (reasons []string, token string) {
 	name := modelID[strings.LastIndex(modelID, "/")+1:]
-	var reasons []string
 	norm := Normalize(name)
 	var hits []string
 	for _, m := range cfg.Watch.NameExclude {
@@ -108,10 +117,14 @@ func nameReasons(cfg *config.Config, modelID string, fam *Family, hint string) [
 		reasons = append(reasons, fmt.Sprintf("named size %s is above %gB, the largest a phone is meant to run", sizes[0], cfg.Watch.MaxNominalBillions))
 	}
 	out := cfg.RepoFor(name)
-	if AppFamily(AppModelName(out, "x.pte")) == "" {
+	if b := AppRepoBackend(out[strings.LastIndex(out, "/")+1:]); b != "" {
+		reasons = append(reasons, fmt.Sprintf("it would be published as %s, whose name contains %s, which %s reads as the backend of every file in the repo%s", out, b, TheApp, hint))
+	}
+	token = AppFamily(AppModelName(out, "x.pte"))
+	if token == "" {
 		reasons = append(reasons, NoTemplateReason(out, fam)+hint)
 	}
-	return reasons
+	return reasons, token
 }
 
 // BackendRule is one backend as eligibility sees it: its name and whether it takes the
@@ -128,7 +141,7 @@ func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Ve
 	v := &Verdict{ModelID: src.ID, SHA: src.SHA, Reasons: []string{}}
 	fam := Of(src.Config)
 	if fam != nil {
-		v.Family = fam.Key
+		v.Family, v.Fam = fam.Key, fam
 	}
 	v.Variant = Variant(src.Name(), v.Family)
 	add := func(format string, args ...any) { v.Reasons = append(v.Reasons, fmt.Sprintf(format, args...)) }
@@ -143,7 +156,8 @@ func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Ve
 	if v.Variant == "base" {
 		add("%s is a base checkpoint, and only chat models are published%s", src.Name(), hint)
 	}
-	v.Reasons = append(v.Reasons, nameReasons(cfg, src.ID, fam, hint)...)
+	names, token := nameReasons(cfg, src.ID, fam, hint)
+	v.Reasons, v.AppToken = append(v.Reasons, names...), token
 	switch {
 	case src.AccessError != "":
 		add("%s", src.AccessError)
@@ -154,7 +168,7 @@ func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Ve
 	}
 	if fam != nil {
 		v.Reasons = append(v.Reasons, sizeReasons(cfg, src)...)
-		v.Reasons = append(v.Reasons, appNameReasons(cfg, src, fam)...)
+		v.Reasons = append(v.Reasons, appNameReasons(src, fam, token)...)
 	}
 	v.Backends = backendVerdicts(src, fam, backends)
 	v.Eligible = len(v.Reasons) == 0 && len(v.Supported()) > 0
@@ -216,8 +230,9 @@ func sizeReasons(cfg *config.Config, src *model.Source) []string {
 	return nil
 }
 
-func appNameReasons(cfg *config.Config, src *model.Source, fam *Family) []string {
-	token := AppFamily(AppModelName(cfg.RepoFor(src.Name()), "x.pte"))
+// appNameReasons holds the app's family token of the published name (token, read by
+// nameReasons) to the architecture's family.
+func appNameReasons(src *model.Source, fam *Family, token string) []string {
 	if token == "" {
 		return nil // NameReasons already said so
 	}

@@ -6,6 +6,7 @@ package family
 
 import (
 	"regexp"
+	"sync/atomic"
 
 	"github.com/experimentalmachines/exe-expo/internal/model"
 )
@@ -66,8 +67,19 @@ func Of(c *model.Config) *Family {
 	return ByKey(c.Family())
 }
 
+// lookups counts the calls of ByKey in this process; Lookups reads it.
+var lookups atomic.Int64
+
+// Lookups is how many times this process has looked a family up (ByKey, and Of and
+// ByArchitecture through it). It is a test hook, as model.Decodes is for config.json: the
+// tests of plan, export and the CLI hold each command to one lookup per model it opens,
+// the one in Evaluate, which is what keeps the conversion, the recipe, the sizing model and
+// the gate on the family the verdict decided (Verdict.Fam) instead of deciding it again.
+func Lookups() int64 { return lookups.Load() }
+
 // ByKey returns the family called key.
 func ByKey(key string) *Family {
+	lookups.Add(1)
 	for _, f := range Families {
 		if f.Key == key {
 			return f

@@ -135,6 +135,9 @@ func TestNameRules(t *testing.T) {
 		{"Qwen/Qwen2.5-Coder-1.5B-Instruct", "no chat template"},
 		{"Qwen/Qwen3-Embedding-0.6B", "excluded marker(s) embedding"},
 		{"Qwen/Qwen-Chat", "has none"},
+		// the verdict holds the published repo's name to the app's rules once; the recipe
+		// only checks what a file's path adds (recipe.FileRules)
+		{"someone/Qwen3-1.7B-XNNPACK", "whose name contains xnnpack"},
 	}
 	for _, tc := range tests {
 		got := strings.Join(family.NameReasons(c, tc.id), " | ")

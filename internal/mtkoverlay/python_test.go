@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/internal/backend"
 	_ "github.com/experimentalmachines/exe-expo/internal/backend/all" // config checks its chips against every backend
 	"github.com/experimentalmachines/exe-expo/internal/backend/mediatek"
 	"github.com/experimentalmachines/exe-expo/internal/config"
@@ -112,7 +113,7 @@ func lfm2Recipe(t *testing.T) (cfgPath string, argv []string, a model.Arch) {
 	src, err := snapshot.Load(context.Background(), "LiquidAI/LFM2-1.2B")
 	require.NoError(t, err)
 	work := t.TempDir()
-	r, err := mediatek.Build(cfg, recipe.Request{Backend: "mediatek", Source: src, Window: 512, SoC: "MT6991",
+	r, err := mediatek.Build(cfg, recipe.Request{Backend: "mediatek", Source: src, Verdict: backend.Evaluate(cfg, src), Window: 512, SoC: "MT6991",
 		Work: work, SourceDir: filepath.Join(work, "source"), ExecuTorch: "/opt/executorch", MTKPython: "/opt/mtk-venv/bin/python"})
 	require.NoError(t, err)
 	name := filepath.Join("weights", "LFM2-1.2B", "config.json")

@@ -14,12 +14,12 @@ import (
 )
 
 // SizingModel is what sizing needs of a loaded source: its architecture, its RoPE layout
-// (from the family's export_llm plan) and its parameter count.
-func SizingModel(src *model.Source) (sizing.Model, error) {
+// (from the family's export_llm plan), its parameter count and its family, fam, which the
+// verdict decided (family.Verdict.Fam) and the size models read from the Model.
+func SizingModel(src *model.Source, fam *family.Family) (sizing.Model, error) {
 	if src.Config == nil {
 		return sizing.Model{}, errors.New("no config.json loaded")
 	}
-	fam := family.Of(src.Config)
 	if fam == nil {
 		return sizing.Model{}, fmt.Errorf("architecture %v has no family", src.Config.Architectures())
 	}
@@ -34,7 +34,7 @@ func SizingModel(src *model.Source) (sizing.Model, error) {
 	if lp, err := family.XNNPACKPlan(fam, src.Config); err == nil {
 		hf = lp.HFRope
 	}
-	return sizing.Model{Arch: a, HFRope: hf, Params: src.Params.Total}, nil
+	return sizing.Model{Arch: a, HFRope: hf, Params: src.Params.Total, Family: fam}, nil
 }
 
 // Estimate is one window of one backend as the backend's size model sees it: the KV cache,
@@ -57,7 +57,7 @@ func Estimate(cfg *config.Config, src *model.Source, m sizing.Model, b *backend.
 }
 
 func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backend.Backend, bp *BackendPlan) {
-	d, err := b.Describe(cfg, src)
+	d, err := b.Describe(cfg, src, m.Family)
 	if err != nil {
 		bp.OK, bp.Reason = false, err.Error()
 		return

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/plan"
 	"github.com/experimentalmachines/exe-expo/internal/source"
@@ -22,7 +23,9 @@ import (
 // row, the text and the JSON all read the value decoded then. The models cover each way a
 // plan goes: eligible everywhere, refused outright (MoE), an architecture that cannot be
 // sized (gemma-3-4b-it leaves its head counts to transformers' defaults), LFM2's hybrid
-// layers, Llama's scaled RoPE, and a local folder opened from a fixture config.
+// layers, Llama's scaled RoPE, and a local folder opened from a fixture config. The plan
+// looks the family up once too (family.Lookups), in the verdict: the sizing model and the
+// backends' recipe lines take the verdict's.
 func TestPlanDecodesConfigOnce(t *testing.T) {
 	cfg, err := config.Default()
 	require.NoError(t, err)
@@ -54,13 +57,14 @@ func TestPlanDecodesConfigOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := model.Decodes()
+			before, lookups := model.Decodes(), family.Lookups()
 			src := tc.open(t)
 			p := plan.Build(cfg, src, "")
 			require.NoError(t, p.WriteText(&bytes.Buffer{}))
 			_, err := json.Marshal(p)
 			require.NoError(t, err)
 			assert.Equal(t, int64(1), model.Decodes()-before, "config.json decodes of one plan")
+			assert.Equal(t, int64(1), family.Lookups()-lookups, "family lookups of one plan")
 		})
 	}
 }

@@ -116,8 +116,8 @@ func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 	p := &Plan{SchemaVersion: SchemaVersion, Model: src.ID, Revision: src.Revision, RevisionNote: src.RevisionNote, Origin: src.Origin, Verdict: v, Params: src.Params,
 		PhoneBudgetBytes: cfg.Export.DeviceBudgetBytes, PhoneOverheadBytes: cfg.Export.RuntimeOverheadBytes}
 	var sm *sizing.Model
-	if family.ByKey(v.Family) != nil && src.Config != nil {
-		m, err := SizingModel(src)
+	if v.Fam != nil && src.Config != nil {
+		m, err := SizingModel(src, v.Fam)
 		switch {
 		case err == nil:
 			sm = &m

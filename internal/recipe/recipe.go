@@ -22,6 +22,10 @@ import (
 type Request struct {
 	Backend string
 	Source  *model.Source
+	// Verdict is what backend.Evaluate decided of Source: the builders take the family
+	// from it (Verdict.Fam) and Build the app token the published name reads as, so the
+	// recipe builds what the verdict decided instead of deciding it again.
+	Verdict *family.Verdict
 	Window  int
 	SoC     string
 	// QMode overrides the recipe's qmode ("fp32" builds the unquantized reference).
@@ -38,6 +42,20 @@ type Request struct {
 	// ExecuTorch is an ExecuTorch source tree at EXECUTORCH_COMMIT (QNN params files,
 	// examples/mediatek).
 	ExecuTorch string
+}
+
+// Family is the family the request's verdict decided; a request without a verdict, or
+// whose verdict found no family, is refused, since a builder would otherwise have to
+// decide the family again.
+func (req Request) Family() (*family.Family, error) {
+	if req.Verdict == nil || req.Verdict.Fam == nil {
+		id := "the model"
+		if req.Source != nil {
+			id = req.Source.ID
+		}
+		return nil, fmt.Errorf("recipe: %s has no verdict with a family: backend.Evaluate decides the model before a recipe is built", id)
+	}
+	return req.Verdict.Fam, nil
 }
 
 // Step is one tool run.
@@ -97,10 +115,15 @@ type Recipe struct {
 type Builder func(cfg *config.Config, req Request) (*Recipe, error)
 
 // Build prepares the request, runs the backend's builder, and holds every published .pte to
-// the app's naming rules; appBackend is the backend the app must read from a file's path.
+// the app's naming rules that depend on the file's path; appBackend is the backend the app
+// must read from a file's path. The rules of the repo's name are the verdict's
+// (family.Evaluate), which a request must carry.
 func Build(cfg *config.Config, req Request, build Builder, appBackend string) (*Recipe, error) {
 	if req.Source == nil || req.Source.Config == nil {
 		return nil, fmt.Errorf("recipe: no source model loaded")
+	}
+	if _, err := req.Family(); err != nil {
+		return nil, err
 	}
 	if !filepath.IsAbs(req.Work) {
 		return nil, fmt.Errorf("recipe: work folder %q must be absolute", req.Work)
@@ -116,7 +139,7 @@ func Build(cfg *config.Config, req Request, build Builder, appBackend string) (*
 		if o.Kind != "pte" {
 			continue
 		}
-		if problems := AppRules(cfg.RepoFor(req.Source.Name()), o.To, appBackend); len(problems) > 0 {
+		if problems := FileRules(cfg.RepoFor(req.Source.Name()), o.To, appBackend, req.Verdict.AppToken); len(problems) > 0 {
 			return nil, fmt.Errorf("%s breaks the naming rules of %s: %s", o.To, family.TheApp, strings.Join(problems, "; "))
 		}
 	}
@@ -126,20 +149,37 @@ func Build(cfg *config.Config, req Request, build Builder, appBackend string) (*
 // AppRules lists why the app would mis-read a published file: the backend it infers from
 // the path (appBackend is the one it must infer), the family it infers from the installed
 // name, the size in the repo name.
+//
+// Publish, which reads a report and has no verdict, holds files to these; an export holds
+// its files to FileRules, the verdict having held the repo's name to the rest.
 func AppRules(repo, filePath, appBackend string) []string {
 	var problems []string
 	name := repo[strings.LastIndex(repo, "/")+1:]
 	if b := family.AppRepoBackend(name); b != "" {
 		problems = append(problems, fmt.Sprintf("the repo name contains %s, which the app reads as the backend of every file", b))
 	}
+	problems = append(problems, FileRules(repo, filePath, appBackend, "")...)
+	if len(family.SizeHints(name)) == 0 {
+		problems = append(problems, "the repo name carries no size")
+	}
+	return problems
+}
+
+// FileRules lists why the app would mis-read one published file for what its path adds to
+// the repo's name: the backend it infers from the path, and the family it infers from the
+// installed name, which must be token (the repo name's, as the verdict read it) or, with
+// token empty, any family the app knows.
+func FileRules(repo, filePath, appBackend, token string) []string {
+	var problems []string
 	if got := family.AppBackend(filePath); got != appBackend {
 		problems = append(problems, fmt.Sprintf("the app reads the backend of %s as %s, not %s", filePath, got, appBackend))
 	}
-	if family.AppFamily(family.AppModelName(repo, filePath)) == "" {
-		problems = append(problems, fmt.Sprintf("the installed name %s reads as no app family (the app takes %s)", family.AppModelName(repo, filePath), family.AppNames()))
-	}
-	if len(family.SizeHints(name)) == 0 {
-		problems = append(problems, "the repo name carries no size")
+	installed := family.AppModelName(repo, filePath)
+	switch got := family.AppFamily(installed); {
+	case got == "":
+		problems = append(problems, fmt.Sprintf("the installed name %s reads as no app family (the app takes %s)", installed, family.AppNames()))
+	case token != "" && got != token:
+		problems = append(problems, fmt.Sprintf("the installed name %s reads as app family %s, the repo's name as %s", installed, got, token))
 	}
 	return problems
 }

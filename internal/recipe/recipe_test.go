@@ -12,10 +12,13 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	_ "github.com/experimentalmachines/exe-expo/internal/backend/all" // the builders under test are the backends' own
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/golden"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/internal/snapshot"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func source(t *testing.T, id string) *model.Source {
@@ -27,9 +30,17 @@ func source(t *testing.T, id string) *model.Source {
 	return s
 }
 
-func request(t *testing.T, id, backend string, window int, soc string) recipe.Request {
+// request is one export of id as the export command makes it: the source with the verdict
+// backend.Evaluate gave it.
+func request(t *testing.T, id, name string, window int, soc string) recipe.Request {
+	t.Helper()
+	cfg, err := config.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := source(t, id)
 	return recipe.Request{
-		Backend: backend, Source: source(t, id), Window: window, SoC: soc,
+		Backend: name, Source: src, Verdict: backend.Evaluate(cfg, src), Window: window, SoC: soc,
 		Work: "/work/export", SourceDir: "/work/export/source", Python: "/venv/bin/python",
 		MTKPython: "/opt/mtk-venv/bin/python", ExecuTorch: "/opt/executorch",
 	}
@@ -127,5 +138,49 @@ func TestAppRules(t *testing.T) {
 	}
 	if p := recipe.AppRules(repo, "mtk/mt6991/Qwen3-1.7B-neuropilot-a16w8-2k-chunk1of4.pte", "neuropilot"); len(p) != 0 {
 		t.Errorf("mediatek chunk refused: %q", p)
+	}
+}
+
+// TestFileRules: what a file's path adds to the repo's name is held to the app token the
+// verdict read from the name, one step either side: the same token, another token, none.
+func TestFileRules(t *testing.T) {
+	const repo = "experimentalmachines/Qwen3-1.7B-ExecuTorch"
+	tests := []struct {
+		name, path, token string
+		want              []string
+	}{
+		{"the repo's token", "xnnpack/Qwen3-1.7B-8da4w-8k.pte", "qwen3", nil},
+		{"no token to hold it to", "xnnpack/Qwen3-1.7B-8da4w-8k.pte", "", nil},
+		{"the stem reads as another family", "xnnpack/model.pte", "qwen25",
+			[]string{"the installed name Qwen3-1.7B-ExecuTorch-xnnpack.pte reads as app family qwen3, the repo's name as qwen25"}},
+		{"the stem carries an excluded word", "xnnpack/Qwen3-1.7B-VL-8k.pte", "qwen3",
+			[]string{"the installed name Qwen3-1.7B-ExecuTorch-Qwen3-1.7B-VL-8k.pte reads as no app family (the app takes " + family.AppNames() + ")"}},
+		{"the path reads as another backend", "vulkan/Qwen3-1.7B-8da4w-8k.pte", "qwen3",
+			[]string{"the app reads the backend of vulkan/Qwen3-1.7B-8da4w-8k.pte as vulkan, not xnnpack"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, recipe.FileRules(repo, tc.path, "xnnpack", tc.token))
+		})
+	}
+}
+
+// TestBuildTakesTheVerdict: a recipe builds what the verdict decided, so a request without
+// one, or whose verdict found no family, is refused by Build and by a builder called alone.
+func TestBuildTakesTheVerdict(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	req := request(t, "Qwen/Qwen3-0.6B", "xnnpack", 2048, "")
+	_, err = backend.Build(cfg, req)
+	require.NoError(t, err, "the precondition: with its verdict the request builds")
+	for name, v := range map[string]*family.Verdict{"no verdict": nil, "no family": {ModelID: req.Source.ID}} {
+		t.Run(name, func(t *testing.T) {
+			req := req
+			req.Verdict = v
+			_, err := backend.Build(cfg, req)
+			assert.ErrorContains(t, err, "has no verdict with a family")
+			_, err = backend.ByName("xnnpack").Recipe(cfg, req)
+			assert.ErrorContains(t, err, "has no verdict with a family")
+		})
 	}
 }

@@ -3,6 +3,7 @@ package sizing
 import (
 	"fmt"
 
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 )
 
@@ -13,6 +14,10 @@ type Model struct {
 	HFRope bool
 	// Params is the checkpoint's real parameter count (safetensors total).
 	Params int64
+	// Family is the model's family as the verdict decided it (family.Verdict.Fam): a size
+	// model that depends on the family's recipe (MediaTek's chunk plan) reads it here
+	// rather than looking the family up again.
+	Family *family.Family
 }
 
 // KVBytesPerToken is the fp32 KV cache per token: attending layers × 2 (K and V) ×

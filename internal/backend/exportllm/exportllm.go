@@ -46,7 +46,7 @@ func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmo
 }
 
 // Describe is plan's recipe line: the settings' recipe on their runner tiers.
-func (s Sizes) Describe(cfg *config.Config, _ *model.Source) (backend.Description, error) {
+func (s Sizes) Describe(cfg *config.Config, _ *model.Source, _ *family.Family) (backend.Description, error) {
 	r := s.Settings(cfg)
 	return backend.Description{Recipe: RecipeLabel(r), QMode: r.QMode, Runners: r.Runners,
 		Fit: sizing.Fit{Reserve: cfg.Export.HostReserveBytes, SwapOnDisk: true}}, nil

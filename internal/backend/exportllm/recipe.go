@@ -121,9 +121,9 @@ func (t Recipe) Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, e
 // the file name.
 func (t Recipe) job(cfg *config.Config, req recipe.Request) (*llmJob, error) {
 	src := req.Source
-	fam := family.Of(src.Config)
-	if fam == nil {
-		return nil, fmt.Errorf("%s: architecture %v has no recipe", src.ID, src.Config.Architectures())
+	fam, err := req.Family()
+	if err != nil {
+		return nil, err
 	}
 	plan, err := family.XNNPACKPlan(fam, src.Config)
 	if err != nil {

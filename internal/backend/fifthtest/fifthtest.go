@@ -12,6 +12,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend/exportllm"
 	"github.com/experimentalmachines/exe-expo/internal/check"
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/internal/sizing"
@@ -44,7 +45,7 @@ var Backend = &backend.Backend{
 		return backend.Size{KVBytesPerToken: m.KVBytesPerToken(), KVCacheBytes: m.KVCacheBytes(w), PTEBytes: pteBytes,
 			HostNeedBytes: 3 * pteBytes, DiskNeedBytes: 2 * pteBytes}, nil
 	},
-	Describe: func(cfg *config.Config, _ *model.Source) (backend.Description, error) {
+	Describe: func(cfg *config.Config, _ *model.Source, _ *family.Family) (backend.Description, error) {
 		r := cfg.Export.XNNPACK
 		return backend.Description{Recipe: exportllm.RecipeLabel(r) + " on a made-up NPU", QMode: r.QMode, Runners: r.Runners,
 			Fit: sizing.Fit{Reserve: cfg.Export.HostReserveBytes, SwapOnDisk: true}}, nil

@@ -39,9 +39,9 @@ var Backend = &backend.Backend{
 	},
 	ExtraWindows: func(cfg *config.Config) []int { return []int{cfg.Export.MediaTek.CacheSize} },
 	Estimate:     estimate,
-	Describe: func(cfg *config.Config, src *model.Source) (backend.Description, error) {
+	Describe: func(cfg *config.Config, src *model.Source, fam *family.Family) (backend.Description, error) {
 		mt := cfg.Export.MediaTek
-		mp, err := family.MediaTekPlan(family.Of(src.Config), src.Config, mt.MaxChunks)
+		mp, err := family.MediaTekPlan(fam, src.Config, mt.MaxChunks)
 		if err != nil {
 			return backend.Description{}, err
 		}

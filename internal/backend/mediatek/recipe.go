@@ -27,9 +27,9 @@ func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 	if req.Window < mt.PromptTokens {
 		return nil, fmt.Errorf("window %d is below the %d-token prompt graph", req.Window, mt.PromptTokens)
 	}
-	fam := family.Of(src.Config)
-	if fam == nil {
-		return nil, fmt.Errorf("%s: architecture %v has no recipe", src.ID, src.Config.Architectures())
+	fam, err := req.Family()
+	if err != nil {
+		return nil, err
 	}
 	plan, err := family.MediaTekPlan(fam, src.Config, mt.MaxChunks)
 	if err != nil {

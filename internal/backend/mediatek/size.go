@@ -133,7 +133,7 @@ func CalibrationNeed(m sizing.Model, window, responseCap, promptTokens, longSamp
 
 func estimate(cfg *config.Config, src *model.Source, m sizing.Model, _ string, w int) (backend.Size, error) {
 	mt := cfg.Export.MediaTek
-	mp, err := family.MediaTekPlan(family.Of(src.Config), src.Config, mt.MaxChunks)
+	mp, err := family.MediaTekPlan(m.Family, src.Config, mt.MaxChunks)
 	if err != nil {
 		return backend.Size{}, err
 	}

@@ -26,7 +26,7 @@ var Backend = &backend.Backend{
 		return ""
 	},
 	Estimate: estimate,
-	Describe: func(cfg *config.Config, src *model.Source) (backend.Description, error) {
+	Describe: func(cfg *config.Config, src *model.Source, _ *family.Family) (backend.Description, error) {
 		q := cfg.Export.QNN
 		return backend.Description{
 			Recipe:  fmt.Sprintf("QNN HTP, ExecuTorch %s recipe (%s, prefill %d)", family.QNNDecoders[src.ID], q.ModelMode, q.PrefillARLen),

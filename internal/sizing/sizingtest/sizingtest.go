@@ -7,6 +7,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/plan"
 	"github.com/experimentalmachines/exe-expo/internal/sizing"
@@ -55,7 +56,7 @@ func Sized(t testing.TB, id string) sizing.Model {
 	if err != nil || !offline {
 		t.Fatalf("open %s offline: %v (offline %v)", id, err, offline)
 	}
-	m, err := plan.SizingModel(src)
+	m, err := plan.SizingModel(src, family.Of(src.Config))
 	require.NoError(t, err)
 	return m
 }
