@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -117,4 +118,39 @@ func TestCoverageRecorded(t *testing.T) {
 	b, err = json.Marshal(r)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"delegate_coverage":[]`)
+}
+
+// TestLinearsOutsideAtTheEdge: the delegate-coverage rule lets no linear onto CPU kernels.
+// The same file passes with none there and fails with one, for a backend whose payload
+// counts its linears (XNNPACK) and one whose payload is opaque (QNN); a rule that let one
+// linear through would pass the second case (docs/research/bounds.md).
+func TestLinearsOutsideAtTheEdge(t *testing.T) {
+	program := builder(t)
+	cpuLinears := func(n int) func(ptetest.Spec, error) (ptetest.Spec, error) {
+		return func(s ptetest.Spec, err error) (ptetest.Spec, error) {
+			for i := range s.Methods {
+				s.Methods[i].CPULinears = n
+			}
+			return s, err
+		}
+	}
+	tests := []struct {
+		name, backend string
+		spec          func() (ptetest.Spec, error)
+		want          check.Expect
+	}{
+		{"xnnpack", "xnnpack", ptetest.LLM{Backend: "xnnpack", Metadata: llmMeta()}.Spec, structuralRequest},
+		{"qnn", "qnn", ptetest.QNN{}.Spec, check.Expect{}},
+	}
+	for _, tc := range tests {
+		for n, passed := range map[int]bool{0: true, 1: false} {
+			t.Run(fmt.Sprintf("%s with %d linear(s) outside", tc.name, n), func(t *testing.T) {
+				r := check.Structural(program(cpuLinears(n)(tc.spec())), spec(tc.backend), tc.want)
+				assert.Equal(t, passed, r.Passed, "%v", r.Problems)
+				for _, c := range r.Coverage {
+					assert.Equal(t, n, c.LinearsOutside, c.Method)
+				}
+			})
+		}
+	}
 }

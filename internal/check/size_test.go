@@ -58,3 +58,38 @@ func TestEveryExportingBackendHasASizeError(t *testing.T) {
 		assert.Greater(t, b.Check.SizeError, 0.0, b.Name)
 	}
 }
+
+// TestSizeErrorAtTheEdge holds each backend's measured size error at its edge, with the
+// tolerance written out as the byte counts it allows on a 1,000,000-byte estimate: a file
+// exactly that far over or under passes, one byte further fails. A tolerance loosened by a
+// quarter lets the one-byte-further file through and fails here (docs/research/bounds.md).
+func TestSizeErrorAtTheEdge(t *testing.T) {
+	const estimate = 1_000_000
+	tests := []struct {
+		backend string
+		// slack is the backend's tolerance in bytes of the estimate.
+		slack int64
+	}{
+		{"xnnpack", 20_000},   // 2%
+		{"vulkan", 40_000},    // 4%
+		{"qnn", 10_000},       // 1%
+		{"mediatek", 150_000}, // 15%
+	}
+	for _, tc := range tests {
+		for _, c := range []struct {
+			name   string
+			actual int64
+			passed bool
+		}{
+			{"at the tolerance over", estimate + tc.slack, true},
+			{"one byte further over", estimate + tc.slack + 1, false},
+			{"at the tolerance under", estimate - tc.slack, true},
+			{"one byte further under", estimate - tc.slack - 1, false},
+		} {
+			t.Run(tc.backend+" "+c.name, func(t *testing.T) {
+				r := check.Size(spec(tc.backend), c.actual, estimate)
+				assert.Equal(t, c.passed, r.Passed, "%d bytes against %d: %v", c.actual, estimate, r.Problems)
+			})
+		}
+	}
+}
