@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/check"
@@ -40,9 +41,8 @@ func TestSize(t *testing.T) {
 				assert.Contains(t, r.Verdict(), "passed")
 				return
 			}
-			if assert.Len(t, r.Problems, 1) {
-				assert.Contains(t, r.Problems[0], tc.want)
-			}
+			require.Len(t, r.Problems, 1)
+			assert.Contains(t, r.Problems[0], tc.want)
 			assert.Contains(t, r.Verdict(), "failed: "+r.Problems[0])
 		})
 	}
