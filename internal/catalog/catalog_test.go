@@ -190,3 +190,62 @@ func TestOfficialJSClientReadsTheCatalog(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Contains(t, stdout.String(), `"schema_version":1`)
 }
+
+// TestCheckComparesEveryFolderField: --check finds a catalog whose folder entry differs from
+// the repo's config.json in any one thing the app reads (a file's path, sha256 or size, the
+// runtime, a window's figures, a window more or less) and only in those: the same entry,
+// and one that keeps older runtimes a rebuild cannot see, agree (docs/research/bounds.md).
+func TestCheckComparesEveryFolderField(t *testing.T) {
+	srv := hubtest.New(t)
+	ctx := context.Background()
+	c := client(srv.URL)
+	repo := org + "/Qwen3-0.6B-ExecuTorch"
+	srv.MustAddModel(t, repo, map[string][]byte{"xnnpack/config.json": configJSON("xnnpack", "", 2048, 4096)})
+	rebuilt, err := Rebuild(ctx, c, org, catalogRepo)
+	require.NoError(t, err)
+	enc, err := rebuilt.Encode()
+	require.NoError(t, err)
+	differs := []string{repo + "/xnnpack in the catalog differs from the repo's config.json"}
+	tests := []struct {
+		name string
+		edit func(f *Folder)
+		want []string
+	}{
+		{"the same entry", func(*Folder) {}, nil},
+		{"older runtimes kept", func(f *Folder) {
+			old := *f
+			old.Runtime.ExecuTorch += "-older"
+			f.Older = []*Folder{&old}
+		}, nil},
+		{"a file's path", func(f *Folder) { f.Windows[0].Files[0].Path = "xnnpack/other.pte" }, differs},
+		{"a file's sha256, one digit", func(f *Folder) {
+			sha := []byte(f.Windows[0].Files[0].SHA256)
+			sha[len(sha)-1] ^= 1
+			f.Windows[0].Files[0].SHA256 = string(sha)
+		}, differs},
+		{"a file's size, one byte", func(f *Folder) { f.Windows[1].Files[0].SizeBytes++ }, differs},
+		{"a file more", func(f *Folder) {
+			f.Windows[0].Files = append(f.Windows[0].Files, FileEntry{Path: "xnnpack/extra.pte", SHA256: "ab"})
+		}, differs},
+		{"the ExecuTorch runtime", func(f *Folder) { f.Runtime.ExecuTorch += "-other" }, differs},
+		{"a QAIRT runtime", func(f *Folder) { f.Runtime.QAIRT = "2.37" }, differs},
+		{"a window less", func(f *Folder) { f.Windows = f.Windows[:1] }, differs},
+		{"a window more", func(f *Folder) { f.Windows = append(f.Windows, Window{Context: 8192, Files: []FileEntry{}}) }, differs},
+		{"a window's context", func(f *Folder) { f.Windows[1].Context = 8192 }, differs},
+		{"a window's resident bytes", func(f *Folder) { f.Windows[0].ResidentBytes++ }, differs},
+		{"a window's quantization", func(f *Folder) { f.Windows[0].Quantization = "fp32" }, differs},
+		{"the revision read", func(f *Folder) { f.Revision = "0000000000000000000000000000000000000000" }, differs},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cat, err := Decode(File, enc)
+			require.NoError(t, err)
+			f := cat.Models[repo].Folders["xnnpack"]
+			require.Len(t, f.Windows, 2, "the precondition: the entry as rebuilt")
+			tc.edit(f)
+			diffs, err := Check(ctx, c, cat, catalogRepo)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, diffs)
+		})
+	}
+}
