@@ -73,3 +73,47 @@ func TestFallbackRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestFallbackMatchesWindowAndChip: the fallback replaces the refused file of this window
+// and this chip only: the same window on a chip (an NPU's entry) or the next window on the
+// same (no) chip is nothing to fall back from, and among several entries the one that
+// matches both is the one replaced (docs/research/bounds.md).
+func TestFallbackMatchesWindowAndChip(t *testing.T) {
+	entry := func(window int, soc, file string) result.Failed {
+		return result.Failed{Window: window, SoC: soc, File: file, QMode: "8da4w", Reason: "smoke failed"}
+	}
+	tests := []struct {
+		name     string
+		failed   []result.Failed
+		replaces string // "" refuses
+	}{
+		{"this window, no chip", []result.Failed{entry(2048, "", "xnnpack/a-2k.pte")}, "xnnpack/a-2k.pte"},
+		{"the next window", []result.Failed{entry(4096, "", "xnnpack/a-4k.pte")}, ""},
+		{"the window before", []result.Failed{entry(1024, "", "xnnpack/a-1k.pte")}, ""},
+		{"this window on a chip", []result.Failed{entry(2048, "SM8750", "qnn/sm8750/a-2k.pte")}, ""},
+		{"the match among others", []result.Failed{entry(2048, "SM8750", "qnn/sm8750/a-2k.pte"), entry(4096, "", "xnnpack/a-4k.pte"),
+			entry(2048, "", "xnnpack/a-2k.pte")}, "xnnpack/a-2k.pte"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := result.New("smoke")
+			r.Outputs.Failed = tc.failed
+			r.Finish(result.ExitFailed)
+			path := filepath.Join(t.TempDir(), "smoke.json")
+			require.NoError(t, result.Write(path, r))
+			o := options(t, "Qwen/Qwen3-0.6B", "xnnpack", "ok", 2048)
+			o.Fallback = path
+			res, err := export.Run(context.Background(), o)
+			if tc.replaces == "" {
+				var in *export.InputError
+				require.ErrorAs(t, err, &in)
+				assert.Equal(t, export.FieldFallback, in.Field)
+				assert.Contains(t, err.Error(), "refused no file at 2048 tokens")
+				return
+			}
+			require.NoError(t, err)
+			require.NotNil(t, res.Report.Fallback)
+			assert.Equal(t, tc.replaces, res.Report.Fallback.Replaces)
+		})
+	}
+}
