@@ -59,6 +59,11 @@ func AppFamily(name string) string {
 	return t
 }
 
+// AppFamilyWhy is AppFamily with, when the name reads as no family, the excluded word that
+// made it so ("" when the name simply carries no family token): appview and publish say
+// which word to drop, because "decoder" and "encoder" hide "coder" where nobody looks.
+func AppFamilyWhy(name string) (token, excluded string) { return appFamily(name) }
+
 // appFamily is AppFamily with the excluded substring that left a name without one ("" when
 // the name carries no family token at all).
 func appFamily(name string) (token, excluded string) {
