@@ -87,14 +87,11 @@ func BackendOf(repo, path string) Backend {
 	return backendOf(repo)
 }
 
-// chipLocked are the delegates compiled for one chip: the app offers their files only on
-// a phone whose Build.SOC_MODEL is the chip folder in the file's path.
-func chipLocked(b Backend) bool { return b == QNN || b == NeuroPilot || b == ENN }
-
 // socSegment is a chip folder as the app recognises one (sm8750, mt6991, e9955).
 var socSegment = regexp.MustCompile(`(?i)^(sm|mt|e)\d{3,5}[a-z]?$`)
 
-// ChipIn is the chip folder of a chip-locked file's path, lower-cased, "" for none: the
+// ChipIn is the chip folder of a chip-locked file's path (QNN, NeuroPilot, ENN: the app
+// offers those only on a phone whose Build.SOC_MODEL is that chip), lower-cased, "" for none: the
 // first folder that reads as a chip.
 func ChipIn(path string) string {
 	segs := strings.Split(path, "/")

@@ -125,6 +125,7 @@ type Command struct {
 // functions.
 func commandList() []Command {
 	return []Command{
+		appviewCommand(),
 		auditCommand(),
 		catalogCommand(),
 		costsCommand(),

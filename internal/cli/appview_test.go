@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/internal/appview"
+	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+)
+
+// TestAppviewCommand shows an export folder as the app will see it once published, then
+// the published repo itself, and refuses a Hub repo that pushes a file past the 40.
+func TestAppviewCommand(t *testing.T) {
+	srv := hubtest.New(t)
+	t.Setenv("HF_ENDPOINT", srv.URL)
+	t.Setenv("HF_TOKEN", "hf_test")
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	t.Setenv("GITHUB_OUTPUT", "")
+	dir := exportedWindow(t, true)
+	// The report records what the .pte's constant methods return, the window among them,
+	// as a real export does: config.json carries it to the app.
+	reportPath := filepath.Join(dir, "xnnpack", "export-report-4k.json")
+	r, err := report.Read(reportPath)
+	require.NoError(t, err)
+	r.Metadata = pte.Metadata{"get_max_context_len": 4096, "get_max_seq_len": 4096}
+	require.NoError(t, report.Write(reportPath, r))
+	const file = "xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte"
+
+	views := map[string]*appview.View{}
+	for _, ref := range []string{dir, publishRepo} {
+		if ref == publishRepo {
+			code, _, errs := run(t, "publish", dir)
+			require.Equal(t, ExitOK, code, errs)
+		}
+		code, out, errs := run(t, "appview", ref)
+		require.Equal(t, ExitOK, code, errs)
+		assert.Contains(t, out, publishRepo+" as the openweights app sees it")
+		assert.Contains(t, out, "size hint: 360M; tokenizers: tokenizer.json")
+		code, out, errs = run(t, "appview", ref, "--json")
+		require.Equal(t, ExitOK, code, errs)
+		var v appview.View
+		require.NoError(t, json.Unmarshal([]byte(out), &v))
+		views[ref] = &v
+		require.Len(t, v.Files, 1, ref)
+		e := v.Files[0]
+		assert.Equal(t, file, e.Path)
+		assert.True(t, e.Listed, e.Dropped)
+		assert.Equal(t, appview.XNNPACK, e.Backend)
+		assert.Equal(t, "smollm2", e.Family)
+		assert.Equal(t, 4096, e.Window, "the app reads the window from the folder's config.json")
+		assert.Equal(t, "tokenizer.json", e.Tokenizer)
+		assert.Empty(t, v.Problems)
+	}
+	assert.Equal(t, views[dir].Files, views[publishRepo].Files, "the folder before publish reads as the repo after")
+
+	files := map[string][]byte{"tokenizer.json": []byte("{}")}
+	for i := range 41 {
+		files[fmt.Sprintf("xnnpack/Qwen3-1.7B-8da4w-%02d.pte", i)] = []byte(strings.Repeat("x", 100+i))
+	}
+	srv.MustAddModel(t, "someone/Qwen3-1.7B-ExecuTorch", files)
+	code, out, errs := run(t, "appview", "someone/Qwen3-1.7B-ExecuTorch")
+	require.Equal(t, ExitNotEligible, code, errs)
+	assert.Contains(t, out, "no: it is the 41st smallest .pte of the repo and the app keeps the 40 smallest")
+	assert.Contains(t, errs, "[first-40] xnnpack/Qwen3-1.7B-8da4w-40.pte")
+
+	code, _, errs = run(t, "appview", "not a repo")
+	require.Equal(t, ExitFailed, code)
+	assert.Contains(t, errs, "REPO")
+}

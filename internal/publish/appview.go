@@ -1,0 +1,74 @@
+package publish
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/experimentalmachines/exe-expo/internal/appview"
+	"github.com/experimentalmachines/exe-expo/pkg/hub"
+)
+
+// Layout is the repo the export folder dir becomes once every window in it is published
+// to repo ("" : each report's output_repo), as the app will see it: every file publish
+// sends at the path it sends it to, each backend folder's config.json as publish builds
+// it, and what exe-expo built each .pte as. It loads every window as publish does, so a
+// window publish would refuse is refused here too, with the same sentence. Only the
+// folder's own windows are laid out: a repo that already holds others on the Hub is that
+// repo plus these.
+func Layout(ctx context.Context, dir, repo string) (appview.Repo, map[string]appview.Intent, error) {
+	paths, err := Find(dir, "", 0)
+	if err != nil {
+		return appview.Repo{}, nil, err
+	}
+	var ws []*Window
+	for _, p := range paths {
+		w, err := LoadContext(ctx, dir, p, repo)
+		if err != nil {
+			return appview.Repo{}, nil, err
+		}
+		if len(ws) > 0 && w.Repo != ws[0].Repo {
+			return appview.Repo{}, nil, fmt.Errorf("%s is for %s and %s for %s: lay out one repo at a time (--repo)", ws[0].ReportPath, ws[0].Repo, w.ReportPath, w.Repo)
+		}
+		ws = append(ws, w)
+	}
+	return layoutOf(ws)
+}
+
+// layoutOf lays windows out as one repo; each is known to be for the same repo.
+func layoutOf(ws []*Window) (appview.Repo, map[string]appview.Intent, error) {
+	out := appview.Repo{ID: ws[0].Repo, Configs: map[string][]byte{}}
+	intents := map[string]appview.Intent{}
+	files := map[string]int64{}
+	folders := map[string][]placed{}
+	for _, w := range ws {
+		for _, f := range append(append([]hub.CommitFile(nil), w.Files...), w.Root...) {
+			files[f.PathInRepo] = max(f.Size, int64(len(f.Content)))
+		}
+		folders[w.Folder] = append(folders[w.Folder], placed{Path: w.ReportPath, Report: w.Report})
+		var ptes []string
+		for _, f := range w.Report.Files {
+			if strings.HasSuffix(f.Path, ".pte") {
+				ptes = append(ptes, f.Path)
+			}
+		}
+		for _, p := range ptes {
+			intents[p] = appview.Intent{Backend: w.Backend.AppName, Window: w.Report.Window.Context, Chunked: len(ptes) > 1}
+		}
+	}
+	for folder, rs := range folders {
+		cfg, err := buildConfig(rs)
+		if err != nil {
+			return appview.Repo{}, nil, fmt.Errorf("lay out %s: %w", folder, err)
+		}
+		out.Configs[folder] = cfg
+		files[path.Join(folder, "config.json")] = int64(len(cfg))
+	}
+	for p, size := range files {
+		out.Files = append(out.Files, appview.File{Path: p, Size: size})
+	}
+	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
+	return out, intents, nil
+}
