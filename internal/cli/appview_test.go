@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -11,9 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/appview"
-	"github.com/experimentalmachines/exe-expo/internal/report"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
-	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
 
 // TestAppviewCommand shows an export folder as the app will see it once published, then
@@ -25,13 +22,6 @@ func TestAppviewCommand(t *testing.T) {
 	t.Setenv("GITHUB_STEP_SUMMARY", "")
 	t.Setenv("GITHUB_OUTPUT", "")
 	dir := exportedWindow(t, true)
-	// The report records what the .pte's constant methods return, the window among them,
-	// as a real export does: config.json carries it to the app.
-	reportPath := filepath.Join(dir, "xnnpack", "export-report-4k.json")
-	r, err := report.Read(reportPath)
-	require.NoError(t, err)
-	r.Metadata = pte.Metadata{"get_max_context_len": 4096, "get_max_seq_len": 4096}
-	require.NoError(t, report.Write(reportPath, r))
 	const file = "xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte"
 
 	views := map[string]*appview.View{}

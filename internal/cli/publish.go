@@ -106,6 +106,9 @@ func runPublish(env Env, o publishRun) error {
 		if err != nil {
 			return failf(ExitFailed, "publish: %w", err)
 		}
+		for _, warn := range res.Warnings {
+			fmt.Fprintf(env.Stderr, "publish: warning: %s\n", warn)
+		}
 		switch {
 		case res.NoOp:
 			fmt.Fprintf(env.Stdout, "%s %s: already in %s, unchanged; no commit made\n", w.Folder, w.Label, w.Repo)

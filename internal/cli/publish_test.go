@@ -18,6 +18,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/report"
 	"github.com/experimentalmachines/exe-expo/internal/smoke"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
 
 const publishRepo = "experimentalmachines/SmolLM2-360M-Instruct-ExecuTorch"
@@ -27,19 +28,20 @@ const publishRepo = "experimentalmachines/SmolLM2-360M-Instruct-ExecuTorch"
 func exportedWindow(t *testing.T, passed bool) string {
 	t.Helper()
 	dir := t.TempDir()
-	pte := []byte("PTE\x00 fake program for the publish command")
+	program := []byte("PTE\x00 fake program for the publish command")
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "xnnpack"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "xnnpack", "SmolLM2-360M-Instruct-8da4w-4k.pte"), pte, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "xnnpack", "SmolLM2-360M-Instruct-8da4w-4k.pte"), program, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), []byte("{}"), 0o644))
-	sum := sha256.Sum256(pte)
+	sum := sha256.Sum256(program)
 	kv := int64(81920)
 	r := &report.Report{
 		Backend: "xnnpack", Target: "any arm64", OutputRepo: publishRepo, Tokenizer: "tokenizer.json",
 		Source:          report.Source{ID: "HuggingFaceTB/SmolLM2-360M-Instruct", SHA: "a10cc1512eab0000", Family: "llama", Variant: "instruct", License: report.License{License: "apache-2.0"}},
 		Toolchain:       map[string]string{"executorch": "1.4.0"},
 		Recipe:          map[string]any{"label": "8da4w-g32", "description": "test recipe."},
+		Metadata:        pte.Metadata{"get_max_context_len": 4096, "get_max_seq_len": 4096},
 		Window:          report.Window{Context: 4096, Reason: "requested window 4096", KVBytesPerToken: &kv, PhoneBudgetBytes: 5e9},
-		Files:           []report.File{{Path: "xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte", Bytes: int64(len(pte)), SHA256: hex.EncodeToString(sum[:])}},
+		Files:           []report.File{{Path: "xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte", Bytes: int64(len(program)), SHA256: hex.EncodeToString(sum[:])}},
 		StructuralCheck: []check.Result{{Kind: "structural", Backend: "xnnpack", Passed: passed, Problems: []string{}}},
 		Smoke:           &smoke.Result{Kind: "smoke", Passed: true, Problems: []string{}, Reply: "Paris", Answered: true},
 		RootFiles:       []report.File{{Path: "tokenizer.json", Bytes: 2, SHA256: "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a"}},

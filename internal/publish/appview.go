@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/appview"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/pkg/hub"
 )
 
@@ -71,4 +72,62 @@ func layoutOf(ws []*Window) (appview.Repo, map[string]appview.Intent, error) {
 	}
 	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
 	return out, intents, nil
+}
+
+// appCheck holds the repo as the commit p leaves it (siblings are the repo at p's head) to
+// the app's rules, for this window's files: a file the app would never list (pushed past
+// the 40 smallest by the repo's other files), read as another backend or no family, give
+// the wrong window or pair with the wrong tokenizer is refused, naming the rule and the
+// fix. What it returns are the warnings: the window's files the app offers a phone class
+// that cannot hold their KV cache.
+func (w *Window) appCheck(siblings []hub.Sibling, p *Plan, cfg []byte) ([]string, error) {
+	gone := map[string]bool{}
+	for _, d := range p.Delete {
+		gone[d] = true
+	}
+	files := map[string]int64{}
+	for _, s := range siblings {
+		if gone[s.Path] {
+			continue
+		}
+		files[s.Path] = s.Size
+		if s.LFS != nil {
+			files[s.Path] = s.LFS.Size
+		}
+	}
+	for _, f := range p.Add {
+		files[f.PathInRepo] = max(f.Size, int64(len(f.Content)))
+	}
+	repo := appview.Repo{ID: w.Repo, Configs: map[string][]byte{w.Folder: cfg}}
+	for path, size := range files {
+		repo.Files = append(repo.Files, appview.File{Path: path, Size: size})
+	}
+	intents := map[string]appview.Intent{}
+	var ptes []string
+	for _, f := range w.Report.Files {
+		if strings.HasSuffix(f.Path, ".pte") {
+			ptes = append(ptes, f.Path)
+		}
+	}
+	for _, f := range ptes {
+		intents[f] = appview.Intent{Backend: w.Backend.AppName, Window: w.Report.Window.Context, Chunked: len(ptes) > 1}
+	}
+	v := appview.Build(repo, appview.Phones(w.Report.Window.PhoneClasses), intents)
+	var broken []string
+	for _, pr := range v.Problems {
+		if _, ours := intents[pr.File]; ours || pr.File == "" {
+			broken = append(broken, pr.String())
+		}
+	}
+	if len(broken) > 0 {
+		return nil, fmt.Errorf("publish %s %s to %s: %s would not be read right by %s: %s",
+			w.Folder, w.Label, w.Repo, strings.Join(ptes, ", "), family.TheApp, strings.Join(broken, "; "))
+	}
+	var warn []string
+	for _, s := range v.Warnings {
+		if _, ours := intents[s[:strings.Index(s, ":")]]; ours && !strings.Contains(s, "shows no window") {
+			warn = append(warn, s)
+		}
+	}
+	return warn, nil
 }

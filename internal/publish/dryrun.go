@@ -28,6 +28,9 @@ func (p *Plan) Text() string {
 	for _, d := range p.Delete {
 		fmt.Fprintf(&b, "  delete %s\n", d)
 	}
+	for _, w := range p.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
 	var old []string
 	if p.OldCard != "" {
 		old = difflib.SplitLines(p.OldCard)

@@ -71,7 +71,8 @@ func phones(b *strings.Builder, rs []placed) {
 	}
 	b.WriteString("## Which phone runs which window\n\n")
 	b.WriteString("The largest window whose memory on the phone (the .pte, the KV cache and the runtime) fits what a phone of each RAM size leaves to the app: " +
-		strings.Join(shares, ", ") + ". A dash: no window of these files fits.\n\n")
+		strings.Join(shares, ", ") + ". A dash: no window of these files fits. " +
+		"The openweights app sizes a .pte without its KV cache, so it can offer a larger window than this table gives your phone: pick by this table.\n\n")
 	b.WriteString("| " + strings.Join(cols, " | ") + " |\n| " + strings.Join(rule, " | ") + " |\n")
 	b.WriteString(strings.Join(rows, "\n") + "\n\n")
 }

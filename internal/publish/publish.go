@@ -38,6 +38,9 @@ type Plan struct {
 	Delete  []string
 	// Card and OldCard are the README.md the commit writes and the one it replaces.
 	Card, OldCard string
+	// Warnings are the window's files the app would offer a phone class that cannot hold
+	// their KV cache (appview), which publish says and does not refuse.
+	Warnings []string
 }
 
 // Result is what a publish did.
@@ -51,6 +54,8 @@ type Result struct {
 	// Recovered says the commit's answer was lost and a re-read found the window in place
 	// (hub.CommitResult.Recovered): it landed, under a commit id publish never saw.
 	Recovered bool
+	// Warnings are the plan's (Plan.Warnings) of the commit made.
+	Warnings []string
 }
 
 // Publish commits w into its repo (created if missing) on the revision it read, and
@@ -64,20 +69,22 @@ func Publish(ctx context.Context, w *Window, o Options) (*Result, error) {
 	if attempts <= 0 {
 		attempts = DefaultAttempts
 	}
+	var warnings []string
 	res, err := o.Client.CommitOnHead(ctx, w.Repo, "main", attempts, o.Wait, func(ctx context.Context, head string) (hub.CommitRequest, error) {
 		p, err := Build(ctx, o.Client, w, head)
 		if err != nil {
 			return hub.CommitRequest{}, err
 		}
+		warnings = p.Warnings
 		return hub.CommitRequest{Summary: p.Summary, Add: p.Add, Delete: p.Delete}, nil
 	})
 	if errors.Is(err, hub.ErrNoChanges) {
-		return &Result{Repo: w.Repo, NoOp: true}, nil
+		return &Result{Repo: w.Repo, NoOp: true, Warnings: warnings}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("publish %s %s to %s: %w", w.Folder, w.Label, w.Repo, err)
 	}
-	return &Result{Repo: w.Repo, URL: res.URL, OID: res.OID, Unchanged: res.Unchanged, Recovered: res.Recovered}, nil
+	return &Result{Repo: w.Repo, URL: res.URL, OID: res.OID, Unchanged: res.Unchanged, Recovered: res.Recovered, Warnings: warnings}, nil
 }
 
 // DryRun builds the commit a publish would make now, without writing anything.
@@ -99,12 +106,14 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 	p := &Plan{Repo: w.Repo, Head: head, Summary: fmt.Sprintf("%s %s: %s@%s", w.Folder, w.Label, w.Report.Source.ID, short(w.Report.Source.SHA))}
 	reports := []placed{{Path: w.ReportPath, Report: w.Report}}
 	var stale []string
+	var siblings []hub.Sibling
 	if head != "" {
 		// blobs=true: the siblings' blob ids tell which files changed since an earlier read.
 		info, err := c.ModelInfo(ctx, w.Repo, hub.InfoOptions{Revision: head, Blobs: true})
 		if err != nil {
 			return nil, err
 		}
+		siblings = info.Siblings
 		for _, s := range info.Siblings {
 			switch {
 			case superseded(s.Path, w.Folder, w.Label):
@@ -155,6 +164,9 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 	sort.Strings(p.Delete)
 	if err := checkUnique(p.Add, p.Delete); err != nil {
 		return nil, fmt.Errorf("publish %s %s to %s: %w", w.Folder, w.Label, w.Repo, err)
+	}
+	if p.Warnings, err = w.appCheck(siblings, p, cfg); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
