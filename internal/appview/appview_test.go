@@ -314,3 +314,61 @@ func TestAppFit(t *testing.T) {
 	}
 	require.Equal(t, WontRun, appFit(1<<30, Phone{RAMGiB: 2, LowRAM: true}))
 }
+
+// TestQNNFilesAreNotHeldToTheAppsWindow: a QNN file the app never runs is published for
+// other runtimes, so a window the app cannot read in it is no problem.
+func TestQNNFilesAreNotHeldToTheAppsWindow(t *testing.T) {
+	r := Repo{ID: "experimentalmachines/Qwen3-1.7B-ExecuTorch",
+		Files: []File{{"tokenizer.json", 1}, {"qnn/sm8650/Qwen3-1.7B-qnn-16a4w-2k.pte", 1e9}}}
+	v := Build(r, defaultPhones(t), map[string]Intent{"qnn/sm8650/Qwen3-1.7B-qnn-16a4w-2k.pte": {Backend: "qnn", Window: 2048}})
+	require.Empty(t, v.Problems)
+	require.False(t, v.Files[0].Listed)
+	require.Contains(t, v.Files[0].Dropped, "links no qnn delegate")
+}
+
+// TestFullQwen3Plan lays out every window and chip of plan's Qwen/Qwen3-1.7B (XNNPACK and
+// Vulkan at 2k to 32k, QNN for SM8750 and SM8650, MediaTek MT6991 in four chunks from 512
+// to 32k): 44 .pte files. The app keeps the 40 smallest; the four it cuts are QNN files
+// (16k and 32k for each chip), which it never runs, so every file it can run is listed
+// and nothing is refused. A second MediaTek chip would push every CPU and GPU file out,
+// and a window's last chunk with them.
+func TestFullQwen3Plan(t *testing.T) {
+	repo := seedRepo(t, "plan-Qwen3-1.7B.json")
+	v := Build(repo, defaultPhones(t), Intents(repo.Configs, appName))
+	require.Len(t, v.Files, 44)
+	var cut []string
+	for _, e := range v.Files {
+		if e.Rank > MaxListed {
+			cut = append(cut, e.Path)
+			require.Equal(t, QNN, e.Backend)
+		}
+		if e.Runs != "" {
+			require.True(t, e.Listed, "%s: %s", e.Path, e.Dropped)
+			require.Equal(t, "qwen3", e.Family)
+		}
+	}
+	require.Len(t, cut, 4)
+	require.Empty(t, v.Problems)
+
+	var text bytes.Buffer
+	require.NoError(t, v.WriteText(&text))
+	golden.Check(t, filepath.Join("testdata", "golden", "plan-Qwen3-1.7B.txt"), text.Bytes())
+
+	// A second MediaTek chip (MT6989) adds 24 chunks smaller than every CPU and GPU file:
+	// those are pushed past the 40, and publish would refuse them.
+	for _, f := range append([]File(nil), repo.Files...) {
+		if strings.HasPrefix(f.Path, "mtk/mt6991/") {
+			repo.Files = append(repo.Files, File{"mtk/mt6989/" + strings.TrimPrefix(f.Path, "mtk/mt6991/"), f.Size})
+		}
+	}
+	repo.Configs["mtk/mt6989"] = repo.Configs["mtk/mt6991"]
+	v = Build(repo, defaultPhones(t), Intents(repo.Configs, appName))
+	var refused []string
+	for _, p := range v.Problems {
+		require.Equal(t, RuleFirst40, p.Rule, p.String())
+		refused = append(refused, p.File)
+	}
+	require.Contains(t, refused, "vulkan/Qwen3-1.7B-vulkan-8da4w-32k.pte")
+	require.Contains(t, refused, "xnnpack/Qwen3-1.7B-8da4w-gptq-32k.pte")
+	require.Len(t, refused, 18, "every XNNPACK and Vulkan window, and 8 of the 12 last (largest) MediaTek chunks")
+}

@@ -243,7 +243,9 @@ func problems(v *View, configs map[string][]byte, intended map[string]Intent) []
 	for _, e := range v.Files {
 		in, ours := intended[e.Path]
 		want := in.Backend
-		if e.Rank > MaxListed {
+		// A file the app never runs loses nothing past the 40 (it still counts, and pushes
+		// the others out).
+		if e.Rank > MaxListed && e.Runs != "" {
 			out = append(out, Problem{Rule: RuleFirst40, File: e.Path,
 				Why: fmt.Sprintf("the app sorts a repo's .pte files by size and keeps the %d smallest; this one is the %s, so no phone ever sees it", MaxListed, ordinal(e.Rank)),
 				Fix: fmt.Sprintf("publish it to a repo of its own, or remove larger windows so that the repo holds at most %d .pte files", MaxListed)})
@@ -262,18 +264,21 @@ func problems(v *View, configs map[string][]byte, intended map[string]Intent) []
 				Why: fmt.Sprintf("the app installs it as %s and reads no chat-template family from that name", e.InstalledName),
 				Fix: fix})
 		}
-		if e.Tokenizer == "" && len(v.Tokenizers) > 0 {
+		if e.Tokenizer == "" && len(v.Tokenizers) > 0 && e.Runs != "" {
 			out = append(out, Problem{Rule: RuleTokenizer, File: e.Path,
 				Why: "no tokenizer pairs with it: the repo holds a tokenizer in a folder, so the app refuses to pair nested weights with the root one",
 				Fix: "put tokenizer.json in this file's folder (or an enclosing one), or keep tokenizers at the root only"})
 		}
-		if e.Tokenizer != "" && path.Dir(e.Tokenizer) != "." && ours {
+		if e.Tokenizer != "" && path.Dir(e.Tokenizer) != "." && ours && e.Runs != "" {
 			// exe-expo's tokenizer is the repo root's; a nested one is someone else's.
 			out = append(out, Problem{Rule: RuleTokenizer, File: e.Path,
 				Why: fmt.Sprintf("the app pairs it with %s, the deepest tokenizer enclosing it, not the root tokenizer.json it was exported with", e.Tokenizer),
 				Fix: "remove " + e.Tokenizer + " from the repo, or publish this file to a repo of its own"})
 		}
-		if ours && e.Exported > 0 && (e.Window != 0 && e.Window != e.Exported || e.Window == 0 && e.Chunks == 0) {
+		// A file the app never runs (a QNN file, for one) has no window or tokenizer in it
+		// to get wrong: it is published for other runtimes.
+		runs := e.Runs != ""
+		if ours && runs && e.Exported > 0 && (e.Window != 0 && e.Window != e.Exported || e.Window == 0 && e.Chunks == 0) {
 			out = append(out, Problem{Rule: RuleWindow, File: e.Path,
 				Why: windowWhy(e, configs),
 				Fix: "give the window its own program file named in its variant's \"file\" (a bare name in the same folder), with get_max_context_len under methods"})
