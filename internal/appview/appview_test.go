@@ -331,9 +331,27 @@ func TestQNNFilesAreNotHeldToTheAppsWindow(t *testing.T) {
 // to 32k): 44 .pte files. The app keeps the 40 smallest; the four it cuts are QNN files
 // (16k and 32k for each chip), which it never runs, so every file it can run is listed
 // and nothing is refused. A second MediaTek chip would push every CPU and GPU file out,
-// and a window's last chunk with them.
+// and a window's last chunk with them. The layout holds windows the plan now skips
+// (MediaTek 32k for memory, QNN 8k to 32k past the job limit): the 34 files it builds
+// all fall within the 40, and every one the app runs is listed.
 func TestFullQwen3Plan(t *testing.T) {
 	repo := seedRepo(t, "plan-Qwen3-1.7B.json")
+	built := repo
+	built.Files = nil
+	for _, f := range repo.Files {
+		overLimit := strings.HasPrefix(f.Path, "qnn/") && strings.HasSuffix(f.Path, ".pte") && !strings.HasSuffix(f.Path, "-2k.pte") && !strings.HasSuffix(f.Path, "-4k.pte")
+		if !overLimit && !strings.Contains(f.Path, "-a16w8-32k-") {
+			built.Files = append(built.Files, f)
+		}
+	}
+	bv := Build(built, defaultPhones(t), Intents(built.Configs, appName))
+	require.Len(t, bv.Files, 34)
+	for _, e := range bv.Files {
+		require.LessOrEqual(t, e.Rank, MaxListed, e.Path)
+		require.True(t, e.Runs == "" || e.Listed, "%s: %s", e.Path, e.Dropped)
+	}
+	require.Empty(t, bv.Problems)
+
 	v := Build(repo, defaultPhones(t), Intents(repo.Configs, appName))
 	require.Len(t, v.Files, 44)
 	var cut []string

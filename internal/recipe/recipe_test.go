@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	_ "github.com/experimentalmachines/exe-expo/internal/backend/all" // the builders under test are the backends' own
 	"github.com/experimentalmachines/exe-expo/internal/config"
@@ -17,8 +20,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/internal/snapshot"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func source(t *testing.T, id string) *model.Source {
