@@ -128,6 +128,13 @@ func TestBrokenRepos(t *testing.T) {
 			Files:   []File{{"tokenizer.json", 1}, {"xnnpack/Qwen3-1.7B-8da4w-2k.pte", gb}, {"xnnpack/config.json", 1}},
 			Configs: map[string][]byte{"xnnpack": xnnpackConfig("xnnpack", "Qwen3-1.7B-8da4w-2k.pte", 2048)}}
 	}
+	// renamed is the good repo with its .pte renamed, config.json listing the new name.
+	renamed := func(name string) Repo {
+		r := good()
+		r.Files[1].Path = "xnnpack/" + name
+		r.Configs["xnnpack"] = xnnpackConfig("xnnpack", name, 2048)
+		return r
+	}
 	many := func() Repo {
 		r := good()
 		r.Files = r.Files[:1]
@@ -149,23 +156,15 @@ func TestBrokenRepos(t *testing.T) {
 	}{
 		{"the 41st smallest .pte", many, RuleFirst40, "xnnpack/Qwen3-1.7B-8da4w-41k.pte", "41st"},
 		{"a CPU file named for another backend", func() Repo {
-			r := good()
-			r.Files[1].Path = "xnnpack/Qwen3-1.7B-vulkan-8da4w-2k.pte"
-			r.Configs["xnnpack"] = xnnpackConfig("xnnpack", "Qwen3-1.7B-vulkan-8da4w-2k.pte", 2048)
-			return r
+			return renamed("Qwen3-1.7B-vulkan-8da4w-2k.pte")
 		}, RuleBackend, "xnnpack/Qwen3-1.7B-vulkan-8da4w-2k.pte", "reads its backend as vulkan"},
 		{"a repo name the app reads no family from", func() Repo {
-			r := good()
+			r := renamed("MyModel-1.7B-8da4w-2k.pte")
 			r.ID = "experimentalmachines/MyModel-1.7B-ExecuTorch"
-			r.Files[1].Path = "xnnpack/MyModel-1.7B-8da4w-2k.pte"
-			r.Configs["xnnpack"] = xnnpackConfig("xnnpack", "MyModel-1.7B-8da4w-2k.pte", 2048)
 			return r
 		}, RuleFamily, "xnnpack/MyModel-1.7B-8da4w-2k.pte", "reads no chat-template family"},
 		{"decoder in the file name hides coder", func() Repo {
-			r := good()
-			r.Files[1].Path = "xnnpack/Qwen3-1.7B-decoder-2k.pte"
-			r.Configs["xnnpack"] = xnnpackConfig("xnnpack", "Qwen3-1.7B-decoder-2k.pte", 2048)
-			return r
+			return renamed("Qwen3-1.7B-decoder-2k.pte")
 		}, RuleFamily, "xnnpack/Qwen3-1.7B-decoder-2k.pte", `"coder" no longer appears`},
 		{"a variant file that is not a bare name", func() Repo {
 			r := good()

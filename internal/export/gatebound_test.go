@@ -31,18 +31,10 @@ func TestMemoryGateExactBound(t *testing.T) {
 		{"budget one byte short", need + reserve - 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := options(t, "Qwen/Qwen3-1.7B", "xnnpack", "ok", 2048)
-			o.Host = func(dir string) (run.HostFacts, error) {
-				return run.HostFacts{NProc: 4, MemTotalBytes: tc.mem, DiskFreeBytes: 100e9, DiskPath: dir}, nil
+			err := runOnHost(t, tc.mem, 100e9)
+			if skipped(t, err, tc.skip) {
+				assert.Equal(t, 4, export.ExitCode(err))
 			}
-			_, err := export.Run(context.Background(), o)
-			if !tc.skip {
-				assert.NoError(t, err)
-				return
-			}
-			var skip *export.SkipError
-			require.ErrorAs(t, err, &skip)
-			assert.Equal(t, 4, export.ExitCode(err))
 		})
 	}
 }
@@ -65,18 +57,37 @@ func TestDiskGateExactBound(t *testing.T) {
 		{"free space one byte short", need - 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := options(t, "Qwen/Qwen3-1.7B", "xnnpack", "ok", 2048)
-			o.Host = func(dir string) (run.HostFacts, error) {
-				return run.HostFacts{NProc: 4, MemTotalBytes: 1 << 40, DiskFreeBytes: tc.free, DiskPath: dir}, nil
+			err := runOnHost(t, 1<<40, tc.free)
+			if skipped(t, err, tc.skip) {
+				var skip *export.SkipError
+				require.ErrorAs(t, err, &skip)
+				assert.Contains(t, skip.Reason, "of disk")
 			}
-			_, err := export.Run(context.Background(), o)
-			if !tc.skip {
-				assert.NoError(t, err)
-				return
-			}
-			var skip *export.SkipError
-			require.ErrorAs(t, err, &skip)
-			assert.Contains(t, skip.Reason, "of disk")
 		})
 	}
+}
+
+// runOnHost exports Qwen/Qwen3-1.7B's XNNPACK 2k window on a host with mem bytes of RAM
+// and free bytes of disk.
+func runOnHost(t *testing.T, mem, free int64) error {
+	t.Helper()
+	o := options(t, "Qwen/Qwen3-1.7B", "xnnpack", "ok", 2048)
+	o.Host = func(dir string) (run.HostFacts, error) {
+		return run.HostFacts{NProc: 4, MemTotalBytes: mem, DiskFreeBytes: free, DiskPath: dir}, nil
+	}
+	_, err := export.Run(context.Background(), o)
+	return err
+}
+
+// skipped requires err to be a skip (an *export.SkipError) when want is true and no error
+// otherwise, and says whether it was a skip.
+func skipped(t *testing.T, err error, want bool) bool {
+	t.Helper()
+	if !want {
+		assert.NoError(t, err)
+		return false
+	}
+	var skip *export.SkipError
+	require.ErrorAs(t, err, &skip)
+	return true
 }

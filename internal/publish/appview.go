@@ -49,15 +49,7 @@ func layoutOf(ws []*Window) (appview.Repo, map[string]appview.Intent, error) {
 			files[f.PathInRepo] = max(f.Size, int64(len(f.Content)))
 		}
 		folders[w.Folder] = append(folders[w.Folder], placed{Path: w.ReportPath, Report: w.Report})
-		var ptes []string
-		for _, f := range w.Report.Files {
-			if strings.HasSuffix(f.Path, ".pte") {
-				ptes = append(ptes, f.Path)
-			}
-		}
-		for _, p := range ptes {
-			intents[p] = appview.Intent{Backend: w.Backend.AppName, Window: w.Report.Window.Context, Chunked: len(ptes) > 1}
-		}
+		w.addIntents(intents)
 	}
 	for folder, rs := range folders {
 		cfg, err := buildConfig(rs)
@@ -72,6 +64,22 @@ func layoutOf(ws []*Window) (appview.Repo, map[string]appview.Intent, error) {
 	}
 	sort.Slice(out.Files, func(i, j int) bool { return out.Files[i].Path < out.Files[j].Path })
 	return out, intents, nil
+}
+
+// addIntents records in intents what exe-expo built each of the window's .pte files for:
+// its backend's app name and window, chunked when the window is more than one file. It
+// returns those files in the report's order.
+func (w *Window) addIntents(intents map[string]appview.Intent) []string {
+	var ptes []string
+	for _, f := range w.Report.Files {
+		if strings.HasSuffix(f.Path, ".pte") {
+			ptes = append(ptes, f.Path)
+		}
+	}
+	for _, p := range ptes {
+		intents[p] = appview.Intent{Backend: w.Backend.AppName, Window: w.Report.Window.Context, Chunked: len(ptes) > 1}
+	}
+	return ptes
 }
 
 // appCheck holds the repo as the commit p leaves it (siblings are the repo at p's head) to
@@ -103,15 +111,7 @@ func (w *Window) appCheck(siblings []hub.Sibling, p *Plan, cfg []byte) ([]string
 		repo.Files = append(repo.Files, appview.File{Path: path, Size: size})
 	}
 	intents := map[string]appview.Intent{}
-	var ptes []string
-	for _, f := range w.Report.Files {
-		if strings.HasSuffix(f.Path, ".pte") {
-			ptes = append(ptes, f.Path)
-		}
-	}
-	for _, f := range ptes {
-		intents[f] = appview.Intent{Backend: w.Backend.AppName, Window: w.Report.Window.Context, Chunked: len(ptes) > 1}
-	}
+	ptes := w.addIntents(intents)
 	v := appview.Build(repo, appview.Phones(w.Report.Window.PhoneClasses), intents)
 	var broken []string
 	for _, pr := range v.Problems {
