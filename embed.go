@@ -6,10 +6,11 @@ package exeexpo
 import "embed"
 
 // ConfigFS holds config/pipeline.yaml and config/versions.env as committed, so that a
-// binary built from this repository plans with the same settings as the workflows, and the
-// gate's fidelity text pipeline.yaml names (gate.fidelity_text).
+// binary built from this repository plans with the same settings as the workflows, the
+// gate's fidelity text pipeline.yaml names (gate.fidelity_text), and the facts about the
+// pinned ExecuTorch release its refusals are worded from (config/runtime-facts.yaml).
 //
-//go:embed config/pipeline.yaml config/versions.env config/fidelity-text.txt
+//go:embed config/pipeline.yaml config/versions.env config/fidelity-text.txt config/runtime-facts.yaml
 var ConfigFS embed.FS
 
 // PythonFS holds python/export.lock and python/mtk-py310.lock, so that setup-export

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 UV_VERSION=0.9.5
-RELEASED=2026-08-07   # the day after ExecuTorch v1.4.0 (2026-08-06)
+RELEASED=2026-09-23   # the day after ExecuTorch 1.5.1 reached PyPI (2026-09-22T17:41Z)
 if ! uv --version 2>/dev/null | grep -q "^uv $UV_VERSION"; then
   python3 -m pip install --quiet "uv==$UV_VERSION"
 fi

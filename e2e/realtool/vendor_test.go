@@ -279,7 +279,7 @@ func (r *mtkResult) frame(file, fn string) bool {
 
 // TestMediaTekLFM2OverlayBuilds builds exe-expo's MediaTek recipe for the tiny LFM2.5 (MT6991,
 // the plan's cache size), lays out its tree as export does, with internal/mtkoverlay's LFM2
-// overlay applied to the kept ExecuTorch v1.4.0 files (internal/recipe/testdata/executorch-v1.4.0),
+// overlay applied to the kept ExecuTorch v1.4.0 files (internal/recipe/testdata/executorch-v1.5.1),
 // and runs the recipe's own command line, lfm2.py and all, with the real toolchain python.
 // mtk_converter and mtk_neuron are stand-ins that get the imports through and raise on any
 // use; MediaTek's vendored fast tokenizer, which v1.4.0's files as kept lack and which does
@@ -294,7 +294,7 @@ func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
 	require.NoError(t, err)
 	src, err := source.OpenDir(context.Background(), model, "LiquidAI/LFM2.5-1.2B-Instruct")
 	require.NoError(t, err)
-	et, err := filepath.Abs(filepath.Join("..", "..", "internal", "recipe", "testdata", "executorch-v1.4.0"))
+	et, err := filepath.Abs(filepath.Join("..", "..", "internal", "recipe", "testdata", "executorch-v1.5.1"))
 	require.NoError(t, err)
 	work := t.TempDir()
 	mt := cfg.Export.MediaTek

@@ -8,6 +8,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/audit"
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/option"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 )
 
 func auditCommand() Command {
@@ -38,7 +39,7 @@ func auditFlags(fs *flag.FlagSet) func(Env, []string) error {
 	fs.StringVar(&o.Backend, "backend", auditedBackend(), "backend folder of the published file; its files must run on the x86 runner")
 	fs.IntVar(&o.Window, "context", 0, "window of the file to audit, in tokens (default: the first file, sorted by name)")
 	fs.StringVar(&o.Work, "work", "audit-work", "working folder for the downloads and gate.json")
-	fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with ExecuTorch 1.4.0 and transformers installed ($EXE_EXPO_PYTHON)")
+	fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with "+pinned.ExecuTorch()+" and transformers installed ($EXE_EXPO_PYTHON)")
 	fs.StringVar(&o.ConfigDir, "config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
 	return func(env Env, args []string) error {
 		if len(args) != 1 {

@@ -12,6 +12,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
 	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 	"github.com/experimentalmachines/exe-expo/internal/result"
 	"github.com/experimentalmachines/exe-expo/internal/verify"
@@ -43,7 +44,7 @@ type checkOpts struct {
 func (o *checkOpts) flags(fs *flag.FlagSet, sourceHelp string) {
 	fs.StringVar(&o.backend, "backend", "", "check only this backend's reports")
 	fs.StringVar(&o.source, "source", "", sourceHelp)
-	fs.StringVar(&o.python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with ExecuTorch 1.4.0 (and transformers) installed ($EXE_EXPO_PYTHON)")
+	fs.StringVar(&o.python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with "+pinned.ExecuTorch()+" (and transformers) installed ($EXE_EXPO_PYTHON)")
 	fs.StringVar(&o.cfgDir, "config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/export"
 	"github.com/experimentalmachines/exe-expo/internal/option"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/result"
 	toolrun "github.com/experimentalmachines/exe-expo/internal/run"
 )
@@ -36,7 +37,7 @@ func exportCommand() Command {
 			fs.StringVar(&o.Out, "out", "out", "folder that receives the published layout (backend folders, tokenizer, reports)")
 			fs.StringVar(&o.Work, "work", "work", "working folder, removed after a success unless --keep-work")
 			fs.BoolVar(&o.KeepWork, "keep-work", false, "keep the working folder")
-			fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with ExecuTorch 1.4.0 installed ($EXE_EXPO_PYTHON)")
+			fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with "+pinned.ExecuTorch()+" installed ($EXE_EXPO_PYTHON)")
 			fs.StringVar(&o.MTKPython, "mtk-python", os.Getenv("MTK_PYTHON"), "python of the MediaTek tool virtualenv ($MTK_PYTHON)")
 			fs.StringVar(&o.ExecuTorch, "executorch", os.Getenv("EXECUTORCH_SRC"), "ExecuTorch source tree at EXECUTORCH_COMMIT, for QNN params and examples/mediatek ($EXECUTORCH_SRC)")
 			fs.DurationVar(&o.Timeout, "timeout", 0, "kill a tool that runs longer than this (0: no limit)")

@@ -6,6 +6,7 @@ import (
 	"maps"
 
 	"github.com/experimentalmachines/exe-expo/internal/option"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/solve"
 )
 
@@ -24,7 +25,7 @@ func solveFlags(fs *flag.FlagSet) func(Env, []string) error {
 	fs.StringVar(&o.Revision, "revision", "main", "Hub revision")
 	fs.StringVar(&o.ID, "id", "", "the Hub id a local MODEL folder holds")
 	fs.StringVar(&o.Work, "work", "solve-work", "working folder: the download, the checkpoint, the calibration rows")
-	fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with ExecuTorch 1.4.0 and transformers installed ($EXE_EXPO_PYTHON)")
+	fs.StringVar(&o.Python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with "+pinned.ExecuTorch()+" and transformers installed ($EXE_EXPO_PYTHON)")
 	fs.StringVar(&o.ConfigDir, "config", "", "directory holding pipeline.yaml and versions.env (default: embedded)")
 	return func(env Env, args []string) error {
 		if len(args) != 1 {

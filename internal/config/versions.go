@@ -22,7 +22,7 @@ var (
 	httpsURL  = regexp.MustCompile(`^https://[^\s]+$`)
 	sdkBuild  = regexp.MustCompile(`^\d+\.\d+\.\d+-build\d{8}$`)
 	versionKV = map[string]versionKey{
-		"EXECUTORCH_VERSION":    {func(v *Versions) *string { return &v.ExecuTorch }, semver, "a version such as 1.4.0"},
+		"EXECUTORCH_VERSION":    {func(v *Versions) *string { return &v.ExecuTorch }, semver, "a version such as 1.2.3"},
 		"EXECUTORCH_COMMIT":     {func(v *Versions) *string { return &v.ExecuTorchCommit }, hex40, "a full 40-hex commit"},
 		"PYTHON_VERSION":        {func(v *Versions) *string { return &v.Python }, semver, "a version such as 3.11"},
 		"TORCH_VERSION":         {func(v *Versions) *string { return &v.Torch }, semver, "a version such as 2.13.0"},

@@ -130,7 +130,7 @@ func (o *Options) writeFiles(r *recipe.Recipe) error {
 }
 
 // checkPrepare refuses, before any download, an ExecuTorch tree the recipe's overlay cannot
-// be applied to (its patched files are not v1.4.0's).
+// be applied to (its patched files are not the pinned release's).
 func (o *Options) checkPrepare(r *recipe.Recipe) error {
 	if r.Prepare == nil {
 		return nil

@@ -20,7 +20,7 @@ import (
 // what internal/mtkoverlay patches or imports) into a temporary ExecuTorch source tree.
 func v140Tree(t *testing.T) string {
 	t.Helper()
-	from := filepath.Join("..", "recipe", "testdata", "executorch-v1.4.0")
+	from := filepath.Join("..", "recipe", "testdata", "executorch-v1.5.1")
 	et := filepath.Join(t.TempDir(), "executorch")
 	require.NoError(t, filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)

@@ -88,7 +88,8 @@ func ByKey(key string) *Family {
 	return nil
 }
 
-// QNNDecoders is ExecuTorch 1.4.0's Qualcomm LLM registry: the source repos its script can
+// QNNDecoders is the pinned ExecuTorch's Qualcomm LLM registry (config/runtime-facts.yaml,
+// qnn.registry): the source repos its script can
 // compile, and the --decoder_model key for each.
 var QNNDecoders = map[string]string{
 	"Qwen/Qwen3-0.6B":                     "qwen3-0_6b",

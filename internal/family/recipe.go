@@ -86,7 +86,7 @@ func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
 	return plan, nil
 }
 
-// LLMClass is a model that ExecuTorch 1.4.0's export_llm registers by name (ModelType in
+// LLMClass is a model that the pinned ExecuTorch's export_llm registers by name (ModelType in
 // extension/llm/export/config/llm_config.py), with the shape ExecuTorch's own params file
 // gives it. Our params define the architecture either way, but the name is what export_llm
 // downloads when it is handed no checkpoint and what it names its intermediate files after,
@@ -167,7 +167,7 @@ func setAll(p map[string]any, kv ...any) {
 }
 
 // Llama's registered classes go by generation: llama3_2 for Llama 3's scaled RoPE (the class
-// ExecuTorch 1.4.0 gives rope_scale_factor 32, examples/models/llama/model.py), smollm2 for
+// the pinned ExecuTorch gives rope_scale_factor 32, examples/models/llama/model.py), smollm2 for
 // the unscaled SmolLM2.
 const llamaScaledClass, llamaClass = "llama3_2", "smollm2"
 
@@ -219,8 +219,8 @@ func llama3Scaling(r model.RopeScaling) []scaleNumber {
 	}
 }
 
-// LFM2ConvKernel is the short convolution's kernel length (conv_L_cache) that ExecuTorch
-// 1.4.0 builds, and the one every LFM2 release uses; a config asking for another is refused
+// LFM2ConvKernel is the short convolution's kernel length (conv_L_cache) that the pinned
+// ExecuTorch builds, and the one every LFM2 release uses; a config asking for another is refused
 // rather than exported with a kernel that drops or invents taps.
 const LFM2ConvKernel = 3
 
@@ -239,7 +239,7 @@ func lfm2Plan(a model.Arch, plan *LLMPlan) error {
 	if a.ConvBias {
 		return refuse("conv_bias is set, and export_llm's LFM2 short convolution has no bias")
 	}
-	// ExecuTorch 1.4.0 hard-codes the kernel (examples/models/lfm2/short_conv.py:92,
+	// The pinned ExecuTorch hard-codes the kernel (examples/models/lfm2/short_conv.py:92,
 	// "self.L_cache = 3  # hardcode 3 for now"); absent means transformers' default, 3.
 	if k := a.ConvLCache; k != 0 && k != LFM2ConvKernel {
 		return refuse("conv_L_cache is %d, and export_llm builds LFM2's short convolution with a kernel of %d", k, LFM2ConvKernel)

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/fileutil"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 )
 
 // copied are the folders of examples/mediatek the LLM scripts import or read (helpers,
@@ -22,7 +23,7 @@ var (
 	skipped = []string{filepath.Join("models", "llm_models", "weights"), "__pycache__"}
 )
 
-// patch is one stock file the overlay edits: the sha256 of ExecuTorch v1.4.0's blob, and
+// patch is one stock file the overlay edits: the sha256 of the pinned release's blob, and
 // edits that each replace text occurring exactly once in it.
 type patch struct {
 	path   string // relative to examples/mediatek
@@ -32,7 +33,7 @@ type patch struct {
 
 type edit struct{ old, new string }
 
-// patches are the overlay's edits to v1.4.0's helpers: lfm2 among the supported models,
+// patches are the overlay's edits to the pinned release's helpers: lfm2 among the supported models,
 // and LFM2's config and chunk classes in the lookups by model_type. The tokenizer needs no
 // edit: Lfm2Config asks for the stock "pretrained_fast" one.
 var patches = []patch{
@@ -74,7 +75,7 @@ var patches = []patch{
 }
 
 // Check refuses an examples/mediatek folder whose files the family's overlay patches are
-// not ExecuTorch v1.4.0's, or are missing; it writes nothing. A stock family passes.
+// not the pinned ExecuTorch's, or are missing; it writes nothing. A stock family passes.
 func Check(examples, family string) error {
 	if _, ok := For(family); !ok {
 		return nil
@@ -122,7 +123,7 @@ func Apply(examples, to, family string) error {
 	return nil
 }
 
-// source reads the stock file the patch edits and checks it is v1.4.0's.
+// source reads the stock file the patch edits and checks it is the pinned release's.
 func (p patch) source(examples string) (string, error) {
 	path := filepath.Join(examples, filepath.FromSlash(p.path))
 	b, err := os.ReadFile(path)
@@ -131,7 +132,7 @@ func (p patch) source(examples string) (string, error) {
 	}
 	sum := sha256.Sum256(b)
 	if got := hex.EncodeToString(sum[:]); got != p.sha256 {
-		return "", fmt.Errorf("%s is not ExecuTorch v1.4.0's (sha256 %s, expected %s): exe-expo's MediaTek overlay patches that version of the file only, so give an ExecuTorch v1.4.0 source tree", path, got[:12], p.sha256[:12])
+		return "", fmt.Errorf("%s is not the file of %s (sha256 %s, expected %s): exe-expo's MediaTek overlay patches that version of the file only, so give the source tree of %s (config/versions.env's EXECUTORCH_COMMIT)", path, pinned.Say("mediatek.stock-scripts"), got[:12], p.sha256[:12], pinned.ExecuTorch())
 	}
 	return string(b), nil
 }

@@ -1,4 +1,4 @@
-// Package mtkoverlay holds what ExecuTorch 1.4.0's examples/mediatek lacks for the families
+// Package mtkoverlay holds what the pinned ExecuTorch's examples/mediatek lacks for the families
 // exe-expo exports to MediaTek without a stock script: LFM2's model definition
 // (configuration_lfm2.py, modeling_lfm2.py), its export script (lfm2.py), and the two
 // lines that let the stock helpers find them (lfm2 among sanity_checks.py's supported
@@ -9,7 +9,7 @@
 // folder, never over the user's tree: the same tree then serves every export, a failed
 // export leaves it as it was, and the scripts' outputs (pte/, the embedding table, Python
 // caches) land in the work folder that export cleans up. A patch applies only to the file
-// it was written against: each target's sha256 must be ExecuTorch v1.4.0's, else Apply
+// it was written against: each target's sha256 must be the pinned release's, else Apply
 // and Check refuse the tree, naming the file.
 package mtkoverlay
 
@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 )
 
 //go:embed files
@@ -38,12 +39,12 @@ type Family struct {
 }
 
 // families are the families the overlay enables; the test applies the overlay to
-// ExecuTorch v1.4.0's files and imports every script and model definition named here.
+// the pinned release's files and imports every script and model definition named here.
 var families = []Family{
 	{Key: "lfm2", Script: "lfm2.py", ModelType: "lfm2", ConvKernel: 3},
 }
 
-// stockScripts are the LLM export scripts ExecuTorch v1.4.0 ships in
+// stockScripts are the LLM export scripts the pinned ExecuTorch ships in
 // examples/mediatek/model_export_scripts (the rest there are vision and speech models).
 var stockScripts = []string{"gemma.py", "llama.py", "phi.py", "qwen.py", "whisper.py"}
 
@@ -69,12 +70,12 @@ func Families() []string {
 	return keys
 }
 
-// Stock reports whether ExecuTorch v1.4.0 ships the export script itself, in which case
+// Stock reports whether the pinned ExecuTorch ships the export script itself, in which case
 // the export runs it unpatched.
 func Stock(script string) bool { return slices.Contains(stockScripts, script) }
 
-// Support says whether a family's MediaTek export with script can run on ExecuTorch 1.4.0
-// with this overlay: "" when 1.4.0 ships the script or the overlay adds it for the family
+// Support says whether a family's MediaTek export with script can run on the pinned
+// ExecuTorch with this overlay: "" when it ships the script or the overlay adds it for the family
 // and its model definition builds the model's features, else the refusal. Plan offers
 // MediaTek only where this is "", so it never offers what export cannot run.
 func Support(family, script string, ft model.Features) string {
@@ -83,7 +84,7 @@ func Support(family, script string, ft model.Features) string {
 	}
 	f, ok := For(family)
 	if !ok || f.Script != script {
-		return fmt.Sprintf("ExecuTorch 1.4.0's examples/mediatek has no %s, and exe-expo's overlay adds none for %s", script, family)
+		return fmt.Sprintf("%s has no %s, and exe-expo's overlay adds none for %s", pinned.Say("mediatek.stock-scripts"), script, family)
 	}
 	if f.ConvKernel != 0 && ft.ConvLCache != 0 && ft.ConvLCache != f.ConvKernel {
 		return fmt.Sprintf("conv_L_cache is %d, and the MediaTek %s model builds its short convolution with a kernel of %d", ft.ConvLCache, family, f.ConvKernel)

@@ -10,17 +10,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/experimentalmachines/exe-expo/internal/model"
-	"github.com/experimentalmachines/exe-expo/internal/mtkoverlay"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/mtkoverlay"
 )
 
 // stock is ExecuTorch v1.4.0's examples/mediatek as far as the overlay and the recipes read
 // it: the files it patches, the ones its model definition imports, the stock scripts, byte
 // for byte. It is the one kept copy of v1.4.0, shared with internal/recipe's real-source test
 // (its NOTE.md lists each file's blob; testdata/SOURCES.md says what this package uses).
-var stock = filepath.Join("..", "recipe", "testdata", "executorch-v1.4.0", "examples", "mediatek")
+var stock = filepath.Join("..", "recipe", "testdata", "executorch-v1.5.1", "examples", "mediatek")
 
 // userTree copies the stock files into a temporary ExecuTorch tree, with the clutter a
 // real one may hold (example weights, earlier outputs, caches), and returns its

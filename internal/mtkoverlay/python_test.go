@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/experimentalmachines/exe-expo/internal/backend"
+
 	_ "github.com/experimentalmachines/exe-expo/internal/backend/all" // config checks its chips against every backend
 	"github.com/experimentalmachines/exe-expo/internal/backend/mediatek"
 	"github.com/experimentalmachines/exe-expo/internal/config"
@@ -20,8 +24,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/mtkoverlay"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/internal/snapshot"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // needTool skips a test that lacks a tool, unless CI promised to install it.

@@ -21,14 +21,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The real-source test holds every golden recipe to ExecuTorch 1.4.0's own files, kept
-// unmodified in testdata/executorch-v1.4.0 (its NOTE.md says where from):
+// The real-source test holds every golden recipe to the pinned ExecuTorch's own files, kept
+// unmodified in testdata/executorch-v1.5.1 (its NOTE.md says where from):
 // testdata/check_executorch.py loads each export_llm YAML into the real LlmConfig with
 // OmegaConf's strict structured merge, builds ModelArgs from each params file as the eager
 // model does, and parses each Qualcomm and MediaTek argv with the real parsers.
 
 // etTree is the kept ExecuTorch source, relative to this package.
-var etTree = filepath.Join("testdata", "executorch-v1.4.0")
+var etTree = filepath.Join("testdata", "executorch-v1.5.1")
 
 // omegaPython is Debian's python3 with python3-omegaconf (the library export_llm merges
 // its YAML with); the test skips without it, and fails under EXE_EXPO_CI=1, where .ci/run
@@ -73,7 +73,7 @@ type verdict struct {
 }
 
 // familyManifest is the manifest for goldens with exe-expo's own tables, and the MediaTek
-// overlay applied (as export applies it) to the kept examples/mediatek, so a script 1.4.0
+// overlay applied (as export applies it) to the kept examples/mediatek, so a script the release
 // lacks is read from the overlay.
 func familyManifest(t *testing.T, goldens []string) manifest {
 	t.Helper()
@@ -133,7 +133,7 @@ func goldenParts(t *testing.T, paths []string) map[string][]string {
 }
 
 // TestRealSource: every golden recipe, every model class exe-expo names and the Qualcomm
-// tables pass ExecuTorch 1.4.0's own code, and each was really checked.
+// tables pass ExecuTorch 1.5.1's own code, and each was really checked.
 func TestRealSource(t *testing.T) {
 	py := omegaPython(t)
 	goldens, err := filepath.Glob(filepath.Join("testdata", "golden", "*.golden"))
@@ -185,24 +185,24 @@ var spoilts = []spoilt{
 		"qnn argv", "error: unrecognized arguments: --sharding 2"},
 	{"Qualcomm decoder not registered", "qwen3-qnn-sm8750-4k", `"--decoder_model",` + "\n        \"qwen3-0_6b\"", `"--decoder_model", "qwen3-0_5b"`,
 		"qnn argv", "argument --decoder_model: invalid choice: 'qwen3-0_5b'"},
-	{"Qualcomm chip 1.4.0 lacks", "qwen3-qnn-sm8750-4k", `"--soc_model",` + "\n        \"SM8750\"", `"--soc_model", "SM9999"`,
+	{"Qualcomm chip 1.5.1 lacks", "qwen3-qnn-sm8750-4k", `"--soc_model",` + "\n        \"SM8750\"", `"--soc_model", "SM9999"`,
 		"qnn argv", "LookupError: --soc_model SM9999 is not in utils.py's get_soc_to_chipset_map"},
-	{"params file 1.4.0 lacks", "qwen3-qnn-sm8750-4k", "/opt/executorch/examples/models/qwen3/config/0_6b_config.json", "/opt/executorch/examples/models/qwen3/config/0_6b.json",
-		"qnn argv", "FileNotFoundError: ExecuTorch 1.4.0 has no examples/models/qwen3/config/0_6b.json"},
+	{"params file 1.5.1 lacks", "qwen3-qnn-sm8750-4k", "/opt/executorch/examples/models/qwen3/config/0_6b_config.json", "/opt/executorch/examples/models/qwen3/config/0_6b.json",
+		"qnn argv", "FileNotFoundError: ExecuTorch 1.5.1 has no examples/models/qwen3/config/0_6b.json"},
 	{"unknown MediaTek flag", "qwen3-mediatek-mt6991-2k", `"--platform",`, `"--chip", "mt6991", "--platform",`,
 		"mediatek argv", "error: unrecognized arguments: --chip mt6991"},
-	{"MediaTek precision 1.4.0 lacks", "qwen3-mediatek-mt6991-2k", `"--precision",` + "\n        \"A16W8\"", `"--precision", "A16W6"`,
+	{"MediaTek precision 1.5.1 lacks", "qwen3-mediatek-mt6991-2k", `"--precision",` + "\n        \"A16W8\"", `"--precision", "A16W6"`,
 		"mediatek argv", "argument -p/--precision: invalid choice: 'A16W6'"},
 	{"MediaTek shape out of format", "qwen3-mediatek-mt6991-2k", `"128t2048c",`, `"128t2048",`,
 		"mediatek argv", "RuntimeError: Shape 128t2048 is in the wrong format"},
 	{"MediaTek chunks collected under another name", "qwen3-mediatek-mt6991-2k", "_4_chunks_2.pte\"", "_4_chunk_2.pte\"",
 		"mediatek argv", "ValueError: chunk 2 is collected from"},
-	{"MediaTek template 1.4.0 lacks", "qwen3-mediatek-mt6991-2k", "preformatter_templates/qwen3.json\"", "preformatter_templates/qwen4.json\"",
-		"mediatek argv", "FileNotFoundError: ExecuTorch 1.4.0's examples/mediatek has no aot_utils/llm_utils/preformatter_templates/qwen4.json"},
+	{"MediaTek template 1.5.1 lacks", "qwen3-mediatek-mt6991-2k", "preformatter_templates/qwen3.json\"", "preformatter_templates/qwen4.json\"",
+		"mediatek argv", "FileNotFoundError: ExecuTorch 1.5.1's examples/mediatek has no aot_utils/llm_utils/preformatter_templates/qwen4.json"},
 }
 
 // TestRealSourceRefuses: the real-source check is not vacuous. An unknown key, a bad enum
-// value, a malformed value, an unknown flag, an unregistered name or a file 1.4.0 does not
+// value, a malformed value, an unknown flag, an unregistered name or a file 1.5.1 does not
 // have each fails it, on that golden and that part, with upstream's own reason.
 func TestRealSourceRefuses(t *testing.T) {
 	py := omegaPython(t)
@@ -253,8 +253,8 @@ func TestRealSourceTables(t *testing.T) {
 	}, v.Failures)
 }
 
-// TestKeptSourceUnmodified: every file under testdata/executorch-v1.4.0 is listed in its
-// NOTE.md with the git blob id of ExecuTorch v1.4.0's copy, and still hashes to it, so the
+// TestKeptSourceUnmodified: every file under testdata/executorch-v1.5.1 is listed in its
+// NOTE.md with the git blob id of the pinned release's copy (NOTE.md says where each came from), and still hashes to it, so the
 // real-source test cannot drift into testing an edited copy.
 func TestKeptSourceUnmodified(t *testing.T) {
 	note, err := os.ReadFile(filepath.Join(etTree, "NOTE.md"))

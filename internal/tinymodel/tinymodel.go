@@ -45,7 +45,7 @@ type Family struct {
 }
 
 // Families are every family export_llm builds for XNNPACK and Vulkan. SmolLM3 is not
-// among them: ExecuTorch 1.4.0's export_llm does not offer it. LFM2 goes by LFM2.5, the
+// among them: the pinned ExecuTorch's export_llm does not offer it (config/runtime-facts.yaml). LFM2 goes by LFM2.5, the
 // generation the app publishes, built from the Base checkpoint's files (the same
 // architecture and tokenizer; families/SOURCES.md).
 var Families = []Family{

@@ -11,7 +11,8 @@ import (
 // DelegateGraph is what a delegate's payload says runs inside it, for the backends whose
 // payload format is public: XNNPACK's XNNGraph and Vulkan's VkGraph, behind the 30-byte
 // XH00 / VH00 header (backends/xnnpack/serialization/schema.fbs and
-// backends/vulkan/serialization/schema.fbs at v1.4.0). QNN context binaries and NeuroPilot
+// backends/vulkan/serialization/schema.fbs, unchanged from ExecuTorch's first 1.x releases through
+// the one exe-expo pins; docs/research/pte.md). QNN context binaries and NeuroPilot
 // networks are vendor formats, so their delegates have no graph.
 type DelegateGraph struct {
 	// Format is "XNNGraph" or "VkGraph".

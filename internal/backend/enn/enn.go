@@ -5,12 +5,13 @@ package enn
 import (
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/check"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 )
 
 // Backend is ENN's definition.
 var Backend = &backend.Backend{
 	Name: "enn", Title: "Samsung Exynos (ENN)", AppName: "enn", Rank: 50,
-	Unavailable: "waiting for an LLM path upstream: ExecuTorch 1.4.0 ships the Samsung ENN delegate with CNN examples only",
+	Unavailable: pinned.Say("enn.no-llm"),
 	Check:       check.Spec{Backend: "enn"},
 }
 

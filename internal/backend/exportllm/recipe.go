@@ -16,7 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// exportLLM is the subset of ExecuTorch 1.4.0's LlmConfig the recipe writes, in the
+// exportLLM is the subset of the pinned ExecuTorch's LlmConfig the recipe writes, in the
 // schema's order; internal/recipe's realsource_test.go merges every golden's YAML strictly into
 // the real one.
 type exportLLM struct {

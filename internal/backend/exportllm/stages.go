@@ -6,8 +6,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/run"
 )
 
-// Stages times export_llm (and export_with_codes, which wraps it), from the lines ExecuTorch
-// v1.4.0 prints (3dd7ccd1; docs/research/run.md cites each): loading the checkpoint, the
+// Stages times export_llm (and export_with_codes, which wraps it), from the lines the pinned
+// ExecuTorch prints (docs/research/run.md cites each, with the release it was read on): loading the checkpoint, the
 // source transforms that quantize (8da4w, int8 embeddings, injected codes), torch.export,
 // lowering to the delegate plus to_executorch, and writing the .pte. XNNPACK and Vulkan
 // print the same markers (_to_edge_and_lower_llama logs the partitioner line for both).

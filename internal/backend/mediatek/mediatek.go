@@ -24,7 +24,7 @@ var Backend = &backend.Backend{
 		"gemma3":  "the MediaTek scripts expect model_type gemma3, and the Hugging Face config says gemma3_text",
 		"smollm3": "the MediaTek scripts have no SmolLM3 model definition",
 	},
-	// A family whose script ExecuTorch 1.4.0 lacks (LFM2's lfm2.py) is offered only where
+	// A family whose script the pinned ExecuTorch lacks (LFM2's lfm2.py) is offered only where
 	// internal/mtkoverlay adds it, so plan never offers what export cannot run.
 	Supports: func(cfg *config.Config, src *model.Source, fam *family.Family) string {
 		mp, err := family.MediaTekPlan(fam, src.Config, cfg.Export.MediaTek.MaxChunks)
@@ -72,7 +72,8 @@ var Backend = &backend.Backend{
 		SourceTree: "examples/mediatek",
 		MTKPython:  true,
 		Dists:      []string{"transformers", "mtk_converter", "mtk-neuron"},
-		// ExecuTorch 1.4.0's backends/mediatek/requirements.txt, beside the SDK's wheels.
+		// The pinned ExecuTorch's backends/mediatek/requirements.txt (config/runtime-facts.yaml,
+		// mediatek.requirements), beside the SDK's wheels.
 		Requires: []string{"datasets", "huggingface-hub", "safetensors", "sentencepiece", "tokenizers", "transformers", "piq", "pillow"},
 		Pins: func(v config.Versions) map[string]string {
 			return map[string]string{"mtk_converter": v.MTKConverter, "mtk-neuron": v.MTKNeuron}

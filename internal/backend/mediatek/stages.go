@@ -7,7 +7,7 @@ import (
 )
 
 // Stages times MediaTek's model_export_scripts (qwen.py, llama.py, lfm2.py), from the lines
-// ExecuTorch v1.4.0 prints (3dd7ccd1; docs/research/run.md cites each): loading, preparing
+// the pinned ExecuTorch prints (docs/research/run.md cites each, with the release it was read on): loading, preparing
 // the calibration inputs, the ATen exports of each chunk and shape, the per-chunk
 // calibration (tqdm "Calibrating Model"), and the NeuroPilot lowering (to_backend through
 // mtk_converter/mtk_neuron, then to_executorch) of each chunk.

@@ -10,6 +10,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/sizing"
 )
 
@@ -21,7 +22,7 @@ var Backend = &backend.Backend{
 	},
 	Supports: func(_ *config.Config, src *model.Source, _ *family.Family) string {
 		if _, ok := family.QNNDecoders[src.ID]; !ok {
-			return "no entry for this checkpoint in ExecuTorch 1.4.0's Qualcomm LLM scripts (they compile fixed registry checkpoints only)"
+			return pinned.Say("qnn.registry")
 		}
 		return ""
 	},
@@ -46,8 +47,8 @@ var Backend = &backend.Backend{
 	Chips: &backend.Chips{Vendor: "Qualcomm", Key: "export.qnn.socs",
 		List: func(cfg *config.Config) []string { return cfg.Export.QNN.SoCs }},
 	// The calibration rows come from lm_eval's tasks through datasets, and the tokenizer
-	// through transformers: their versions say what the rows were made with. ExecuTorch
-	// 1.4's backends/qualcomm/__init__.py imports cpuinfo and requests (to fetch QAIRT)
+	// through transformers: their versions say what the rows were made with. The pinned
+	// ExecuTorch's backends/qualcomm/__init__.py imports cpuinfo and requests (to fetch QAIRT)
 	// without declaring them as wheel dependencies.
 	Tools: backend.Tools{Dists: []string{"transformers", "lm_eval", "datasets"}, Requires: []string{"py-cpuinfo", "requests"},
 		Versions: func(v config.Versions) map[string]string { return map[string]string{"qairt": v.QAIRT} }},

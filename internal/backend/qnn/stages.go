@@ -6,8 +6,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/run"
 )
 
-// Stages times Qualcomm's llama.py, from the lines ExecuTorch v1.4.0 prints (3dd7ccd1;
-// docs/research/run.md cites each; its wrappers log "calling X" and "X completed in Ns"):
+// Stages times Qualcomm's llama.py, from the lines the pinned ExecuTorch prints
+// (docs/research/run.md cites each, with the release it was read on; its wrappers log "calling X" and "X completed in Ns"):
 // building the model, the quantize step apart from calibration (dataset build,
 // convert_pt2e), the calibration loop with SeqMSE, and the HTP compile of the prefill and
 // decode graphs by the QNN SDK. Patterns are unanchored because the lines pass through

@@ -7,6 +7,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend/exportllm"
 	"github.com/experimentalmachines/exe-expo/internal/check"
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
@@ -15,9 +16,9 @@ import (
 var Backend = &backend.Backend{
 	Name: "vulkan", Title: "Vulkan (GPU)", AppName: "vulkan", Rank: 20,
 	FamilyRefusals: map[string]string{
-		"lfm2":    "ExecuTorch 1.4.0's Vulkan delegate has no kernel for LFM2's short convolution (the runtime segfaults at the first prefill)",
-		"gemma3":  "Gemma 3 is not in ExecuTorch 1.4.0 export_llm's model list",
-		"smollm3": "SmolLM3 is not in ExecuTorch 1.4.0 export_llm's model list",
+		"lfm2":    pinned.Say("vulkan.no-lfm2-short-conv"),
+		"gemma3":  pinned.Say("export_llm.no-gemma3"),
+		"smollm3": pinned.Say("export_llm.no-smollm3"),
 	},
 	Supports: exportllm.Supports,
 	Estimate: sizes.Estimate,

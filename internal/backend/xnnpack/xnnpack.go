@@ -8,6 +8,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend/exportllm"
 	"github.com/experimentalmachines/exe-expo/internal/check"
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
@@ -16,8 +17,8 @@ import (
 var Backend = &backend.Backend{
 	Name: "xnnpack", Title: "XNNPACK (CPU)", AppName: "xnnpack", Rank: 10,
 	FamilyRefusals: map[string]string{
-		"gemma3":  "Gemma 3 is not in ExecuTorch 1.4.0 export_llm's model list",
-		"smollm3": "SmolLM3 is not in ExecuTorch 1.4.0 export_llm's model list",
+		"gemma3":  pinned.Say("export_llm.no-gemma3"),
+		"smollm3": pinned.Say("export_llm.no-smollm3"),
 	},
 	Supports: exportllm.Supports,
 	Estimate: sizes.Estimate,

@@ -1,16 +1,16 @@
-"""Holds exe-expo's recipes to ExecuTorch 1.4.0's own source (etsource.py, executorch-v1.4.0/).
+"""Holds exe-expo's recipes to ExecuTorch 1.5.1's own source (etsource.py, executorch-v1.5.1/).
 
 Run by realsource_test.go: python3 check_executorch.py MANIFEST, MANIFEST a JSON file:
   {"goldens": [path, ...],            golden files of internal/recipe (the recipe JSON, then files)
    "executorch": "/opt/executorch",    the ExecuTorch tree the goldens' argv name
-   "overlay": dir or null,             a tree holding MediaTek scripts 1.4.0 lacks
+   "overlay": dir or null,             a tree holding MediaTek scripts 1.5.1 lacks
    "model_classes": [name, ...],       every export_llm class exe-expo names
    "llm_classes": [{name, params, shape}, ...],
    "qnn_decoders": {repo id: decoder}, "qnn_params": {decoder: params file}}
 For each golden: export_llm.yaml is merged strictly into the real LlmConfig; params.json
 builds ModelArgs as Llama2Model.__init__ does, its values of the types ModelArgs declares;
 a Qualcomm argv parses with llama.py's parser and names a chip, decoder and params file
-that 1.4.0 knows; a MediaTek argv parses with its script's parser, passes the script's
+that 1.5.1 knows; a MediaTek argv parses with its script's parser, passes the script's
 shape and chunk checks, and names the outputs the recipe collects.
 Prints {"checked": {part: [golden or name, ...]}, "failures": [{"file", "part", "error"}]};
 exit 0 whatever it found (the Go test reads the failures), 2 if it could not run.
@@ -157,12 +157,12 @@ def check_qnn(argv, prefix):
 
 
 def check_tree_params(decoder, rel):
-    """A params file from the ExecuTorch tree: 1.4.0 has it, the decoder's registry entry
+    """A params file from the ExecuTorch tree: 1.5.1 has it, the decoder's registry entry
     names it, and ModelArgs takes it."""
     from executorch.examples.models.llama.model_args import ModelArgs
 
     if not os.path.exists(etsource.path(rel)):
-        raise FileNotFoundError("ExecuTorch 1.4.0 has no %s" % rel)
+        raise FileNotFoundError("ExecuTorch 1.5.1 has no %s" % rel)
     want = etsource.qnn_registry()[decoder]["params_path"]
     if want != rel:
         raise ValueError("%s's params file is %s in the registry, not %s" % (decoder, want, rel))
@@ -178,7 +178,7 @@ def check_qnn_tables(decoders, params):
     reg = etsource.qnn_registry()
     for repo, decoder in sorted(decoders.items()):
         if decoder not in reg:
-            raise LookupError("%s's decoder %s is not registered in 1.4.0" % (repo, decoder))
+            raise LookupError("%s's decoder %s is not registered in 1.5.1" % (repo, decoder))
         if reg[decoder]["repo_id"] not in (None, repo):
             raise ValueError("%s is registered for %s, not %s" % (decoder, reg[decoder]["repo_id"], repo))
     for decoder, rel in sorted(params.items()):
@@ -192,11 +192,11 @@ def check_mediatek(recipe, files, overlay):
     argv = step["argv"]
     script = os.path.basename(argv[1])
     where = [etsource.path("%s/model_export_scripts/%s" % (etsource.MTK, script))]
-    if overlay:  # a script 1.4.0 lacks, shipped by the overlay in upstream's layout
+    if overlay:  # a script 1.5.1 lacks, shipped by the overlay in upstream's layout
         where.append(os.path.join(os.path.abspath(overlay), "model_export_scripts", script))
     found = [w for w in where if os.path.exists(w)]
     if not found:
-        raise FileNotFoundError("ExecuTorch 1.4.0 has no examples/mediatek/model_export_scripts/%s" % script)
+        raise FileNotFoundError("ExecuTorch 1.5.1 has no examples/mediatek/model_export_scripts/%s" % script)
     mtk = etsource.mtk_script(found[0])
     args = parse(mtk.get_argument_parser(), argv[2:])
     check_mediatek_args(mtk, args, step, recipe, files)
@@ -205,7 +205,7 @@ def check_mediatek(recipe, files, overlay):
 def check_mediatek_args(mtk, args, step, recipe, files):
     for rel in (args.preformatter, args.dataset):
         if rel and not os.path.exists(etsource.path("%s/%s" % (etsource.MTK, rel))):
-            raise FileNotFoundError("ExecuTorch 1.4.0's examples/mediatek has no %s" % rel)
+            raise FileNotFoundError("ExecuTorch 1.5.1's examples/mediatek has no %s" % rel)
     config = json.loads(next(body for name, body in files.items() if args.config.endswith("/" + name)))
     layers = config["num_hidden_layers"]
     mtk.check_shapes(args.shapes)

@@ -1,4 +1,4 @@
-"""ExecuTorch 1.4.0's own source, kept unmodified in executorch-v1.4.0/, made runnable here.
+"""ExecuTorch 1.5.1's own source, kept unmodified in executorch-v1.5.1/, made runnable here.
 
 The files that define what export_llm, the Qualcomm script and the MediaTek scripts accept
 import torch, QAIRT, NeuroPilot and each other at module level, none of which a test
@@ -21,14 +21,14 @@ import os
 import sys
 import types
 
-TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executorch-v1.4.0")
+TREE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "executorch-v1.5.1")
 
 
 def install(tree=TREE):
     """Makes `import executorch.<path>` find the kept files: a namespace package over the
     tree. model_args.py imports torch.nn.functional only to name activation functions,
     which no check calls, so a bare module stands in for it (Debian's torch would cost
-    seconds to import and is not what ExecuTorch 1.4.0 pins anyway)."""
+    seconds to import and is not what ExecuTorch 1.5.1 pins anyway)."""
     pkg = types.ModuleType("executorch")
     pkg.__path__ = [tree]
     sys.modules["executorch"] = pkg

@@ -19,7 +19,7 @@ Stand-ins, each installed only for what is missing here, and each recorded in th
     transformers 4's class. Under transformers 5 that file does not import
     (tokenization_utils_fast.py:37 imports SpecialTokensMixin from
     transformers.tokenization_utils_base, which transformers 5 removed), and the v1.4.0 files
-    exe-expo keeps (internal/recipe/testdata/executorch-v1.4.0) do not include tokenizers_ at all.
+    exe-expo keeps (internal/recipe/testdata/executorch-v1.5.1) do not include tokenizers_ at all.
     When the vendored module cannot be imported, transformers' own PreTrainedTokenizerFast is
     served under its name; the result says why.
 

@@ -20,6 +20,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
 )
 
@@ -48,10 +49,12 @@ func main() {
 	}
 }
 
-// versions answers the export's toolchain probe with the pinned releases (python-oldet
-// claims ExecuTorch 1.3.1, python-noet has none).
+// versions answers the export's toolchain probe with the releases config/versions.env pins
+// (python-oldet claims ExecuTorch 1.3.1, python-noet has none), as the locked environment
+// would; transformers is the MediaTek tool venv's (python/mtk.in).
 func versions(mode string, dists []string) error {
-	have := map[string]string{"executorch": "1.4.0", "torch": "2.13.0", "torchao": "0.18.0", "transformers": "4.57.6", "mtk_converter": "8.13.0+public", "mtk-neuron": "8.2.23"}
+	v := pinned.Versions()
+	have := map[string]string{"executorch": v.ExecuTorch, "torch": v.Torch, "torchao": v.TorchAO, "transformers": "4.57.6", "mtk_converter": v.MTKConverter + "+public", "mtk-neuron": v.MTKNeuron}
 	switch mode {
 	case "oldet":
 		have["executorch"] = "1.3.1"

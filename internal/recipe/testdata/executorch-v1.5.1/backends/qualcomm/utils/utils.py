@@ -10,15 +10,12 @@ from enum import Enum
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 import executorch.backends.qualcomm.python.PyQnnManagerAdaptor as PyQnnManagerAdaptor
-
 import executorch.exir as exir
 import torch
-
 from executorch.backends.qualcomm._passes import AnnotateStack, AnnotateUnbind
 from executorch.backends.qualcomm._passes.qnn_pass_manager import (
     get_qnn_pass_manager_cls,
 )
-
 from executorch.backends.qualcomm.builders.node_visitor import (
     QNN_QUANT_TYPE_MAP,
     QNN_TENSOR_TYPE_MAP,
@@ -55,8 +52,8 @@ from executorch.backends.qualcomm.serialization.qc_schema_serialize import (
     option_to_flatbuffer,
 )
 from executorch.backends.qualcomm.utils.check_qnn_version import (
+    describe_sdk_build_id,
     get_qnn_lib_name,
-    get_sdk_build_id,
     is_qnn_sdk_version_less_than,
 )
 from executorch.backends.qualcomm.utils.constants import (
@@ -64,7 +61,10 @@ from executorch.backends.qualcomm.utils.constants import (
     QCOM_QUANTIZED_IO,
 )
 from executorch.backends.qualcomm.utils.qnn_manager_lifecycle import QnnManagerContext
-
+from executorch.backends.qualcomm.utils.qnn_sdk_setup import (
+    disable_mkldnn_on_amd,
+    setup_qnn_sdk,
+)
 from executorch.exir import ExirExportedProgram, to_edge
 from executorch.exir.backend.compile_spec_schema import CompileSpec
 from executorch.exir.lowered_backend_module import LoweredBackendModule
@@ -168,11 +168,20 @@ def convert_linear_to_conv2d(module: torch.nn.Module):
 
         def forward(self, x):
             rank = x.dim()
-            x = x.reshape(*x.shape, 1) if rank == 3 else x.reshape(1, *x.shape, 1)
-            x = torch.transpose(x, 1, 2)
+            if rank == 3:
+                bsz, dim0, dim1 = x.size()
+                x = torch.reshape(x, (bsz, dim0, 1, dim1))
+            else:
+                dim0, dim1 = x.size()
+                x = torch.reshape(x, (1, dim0, 1, dim1))
+            x = torch.transpose(x, 1, 3)
             res = self.conv(x)
-            res = torch.transpose(res, 1, 2)
-            res = res.squeeze(-1) if rank == 3 else res.reshape(*res.shape[1:3])
+            res = res.permute(0, 3, 1, 2)
+            res = (
+                res.squeeze(-1)
+                if rank == 3
+                else res.reshape(dim0, self.conv.weight.shape[0])
+            )
             return res
 
     def replace_linear(module: torch.nn.Module):
@@ -234,6 +243,10 @@ def dump_context_from_pte(pte_path) -> List[str]:
 def update_spill_fill_size(
     exported_program: ExportedProgram | List[LoweredBackendModule],
 ):
+    # Reads a context binary through a QnnManager, so the SDK has to be usable first.
+    setup_qnn_sdk()
+    disable_mkldnn_on_amd()
+
     # check if user specifies to use multi_contexts
     # this is a generic approach in case there exists multiple backends
     def get_program_info(program):
@@ -321,7 +334,7 @@ def get_decomp_table(passes_job) -> Dict[torch._ops.OperatorBase, Callable]:
             skip_decomp_op
             for skip_decomp_op in skip_decompositions
             if skip_decomp_op
-            not in AnnotateStack.decomp_ops + AnnotateUnbind.decomp_ops
+            not in AnnotateStack._SOURCE_OPS + AnnotateUnbind._SOURCE_OPS
         ]
     remove_decompositions(source_decompositions, skip_decompositions)
 
@@ -379,6 +392,17 @@ def to_edge_transform_and_lower_to_qnn(
         EdgeProgramManager:
             The manager for the edge program after transformation and lowering.
     """
+    # Both applied at the entry point rather than deeper in the lowering.
+    #
+    # The SDK setup can download one, and on an old glibc the installer re-executes the
+    # interpreter to pick up a staged loader. Doing that partway through would throw away a model
+    # that has already been traced, so it happens before any of that work.
+    #
+    # The AMD guard needs to precede any eager run of the model. The crash it prevents needs a
+    # real convolution to execute, which a trace does not do (it works on fake tensors) but
+    # calibration and a plain forward pass do.
+    setup_qnn_sdk()
+    disable_mkldnn_on_amd()
 
     def ensure_graph_specific_dict(value, graph_names):
         """
@@ -464,10 +488,7 @@ def to_edge_transform_and_lower_to_qnn(
         # If placed in the to_edge_transform_passes, it will be executed
         # after the lift_constant_tensor_pass, causing the operation builder
         # to fail to correctly retrieve the parameter by the get_parameter.
-        aten_programs[graph_name] = pass_manager.transform_for_export_pipeline(
-            ep,
-            convert_linear_to_conv2d=convert_linear_to_conv2d,
-        )
+        aten_programs[graph_name] = pass_manager.transform_for_export_pipeline(ep)
         transform_passes[graph_name] = pass_manager.get_to_edge_transform_passes(
             ep,
             passes_job=passes_job[graph_name],
@@ -475,6 +496,7 @@ def to_edge_transform_and_lower_to_qnn(
             compiler_specs=compiler_specs[graph_name],
             skip_node_id_set=skip_node_id_set,
             skip_node_op_set=skip_node_op_set,
+            convert_linear_to_conv2d=convert_linear_to_conv2d,
         )
     with QnnManagerContext(compiler_specs):
         return to_edge_transform_and_lower(
@@ -514,6 +536,10 @@ def capture_program(
         DeprecationWarning,
         stacklevel=1,
     )
+    # See to_edge_transform_and_lower_to_qnn for why both happen at the entry point.
+    setup_qnn_sdk()
+    disable_mkldnn_on_amd()
+
     ep = torch.export.export(module, inputs, dynamic_shapes=dynamic_shapes, strict=True)
     pass_manager = get_qnn_pass_manager_cls(QnnExecuTorchBackendType.kHtpBackend)()
     ep = pass_manager.transform_for_export_pipeline(ep)
@@ -723,6 +749,12 @@ def skip_annotation(
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
+    # Both before the tracing and calibration below. Calibration runs the model eagerly, which is
+    # what the AMD guard is for, and the installer can re-execute the interpreter, which must not
+    # happen after a model has been traced.
+    setup_qnn_sdk()
+    disable_mkldnn_on_amd()
+
     def prepare_subgm(subgm, subgm_name):
         # prepare current submodule for quantization annotation
         subgm_prepared = prepare_pt2e(subgm, quantizer)
@@ -807,6 +839,10 @@ def from_context_binary(  # noqa: C901
     soc_model: QcomChipset = QcomChipset.SM8650,
     custom_info: Dict = None,
 ):
+    # Reads a context binary through a QnnManager, so the SDK has to be usable first.
+    setup_qnn_sdk()
+    disable_mkldnn_on_amd()
+
     from pathlib import Path
 
     def implement_op(custom_op, op_name, outputs):
@@ -1254,12 +1290,17 @@ def generate_qnn_executorch_compiler_spec(  # noqa: C901
                 "Please choose the following SOC: "
                 f"{list(get_soc_to_lpai_hw_ver_map().keys())}"
             )
-        elif get_soc_to_lpai_hw_ver_map()[
+        # Before the version check below, so a host with no SDK yet gets one installed and the
+        # check has something real to read. It cannot lift an older SDK past this gate: the
+        # installer fetches a fixed version, so a caller who needs a newer one has to supply it
+        # through QNN_SDK_ROOT.
+        setup_qnn_sdk()
+        if get_soc_to_lpai_hw_ver_map()[
             soc_model.name
         ] == LpaiHardwareVersion.V6 and is_qnn_sdk_version_less_than("2.39"):
             raise ValueError(
                 f"Target soc_model({soc_model.name}) with LPAI backend v6 requires QNN SDK version >= 2.39. \n"
-                f"Current QNN SDK version: {get_sdk_build_id()}"
+                f"Current QNN SDK version: {describe_sdk_build_id()}"
             )
 
     qnn_executorch_options.shared_buffer = shared_buffer
@@ -1281,6 +1322,7 @@ def get_soc_to_htp_arch_map():
     return {
         "SA8295": HtpArch.V68,
         "SA8797": HtpArch.V81,
+        "SC8380XP": HtpArch.V73,
         "SM8350": HtpArch.V68,
         "SM8450": HtpArch.V69,
         "SM8475": HtpArch.V69,
@@ -1314,6 +1356,7 @@ def get_soc_to_chipset_map():
     return {
         "SA8295": QcomChipset.SA8295,
         "SA8797": QcomChipset.SA8797,
+        "SC8380XP": QcomChipset.SC8380XP,
         "SM8350": QcomChipset.SM8350,
         "SM8450": QcomChipset.SM8450,
         "SM8475": QcomChipset.SM8475,

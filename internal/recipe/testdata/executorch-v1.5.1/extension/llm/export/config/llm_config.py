@@ -19,6 +19,7 @@ for more information.
 """
 
 import argparse
+import math
 import re
 from dataclasses import dataclass, field
 from enum import Enum
@@ -188,6 +189,7 @@ class ModelConfig:
         input_prune_map: Path to the output pruning token mapping file (token_map.json).
         use_kv_cache: Whether to use KV cache.
         quantize_kv_cache: Whether to perform int8 per token quantization on the KV cache.
+        static_quantize_kv_cache: Whether to use static-qparams int8 KV cache storage.
         local_global_attention: List of integers specifying local and global attention pattern.
             e.g., [0, 16, 0, 16] to specify that every other layer is sliding window of 16.
             [0, 16, 32] pattern specifies 2nd and 3rd layers have sliding windows of 16 and 32.
@@ -204,7 +206,12 @@ class ModelConfig:
     input_prune_map: Optional[str] = None
     use_kv_cache: bool = False
     quantize_kv_cache: bool = False
+    static_quantize_kv_cache: bool = False
+    static_quantize_kv_cache_scale: float = 1.0 / 127.0
     local_global_attention: Optional[List[int]] = None
+    # Replace eager MOEFeedForward modules with the
+    # `llama::quantized_moe_ffn` portable-runtime custom op.
+    use_moe_quantized_op: bool = False
 
     def __post_init__(self):
         self._validate_attention_sink()
@@ -212,6 +219,39 @@ class ModelConfig:
         if self.quantize_kv_cache and not self.use_kv_cache:
             raise ValueError(
                 "Cannot quantize the KV cache (quantize_kv_cache) without enabling the KV cache (use_kv_cache)"
+            )
+
+        if self.static_quantize_kv_cache and not self.use_kv_cache:
+            raise ValueError(
+                "Cannot statically quantize the KV cache (static_quantize_kv_cache) without enabling the KV cache (use_kv_cache)"
+            )
+
+        if self.quantize_kv_cache and self.static_quantize_kv_cache:
+            raise ValueError(
+                "Cannot enable both dynamic quantized KV cache (quantize_kv_cache) and static quantized KV cache (static_quantize_kv_cache)"
+            )
+
+        if self.static_quantize_kv_cache and self.enable_dynamic_shape:
+            raise ValueError(
+                "static_quantize_kv_cache requires static export shapes (enable_dynamic_shape=False)"
+            )
+
+        if self.static_quantize_kv_cache and self.local_global_attention:
+            raise ValueError(
+                "static_quantize_kv_cache does not support local_global_attention"
+            )
+
+        if self.static_quantize_kv_cache and self.use_attention_sink:
+            raise ValueError(
+                "static_quantize_kv_cache does not support use_attention_sink"
+            )
+
+        if (
+            not math.isfinite(self.static_quantize_kv_cache_scale)
+            or self.static_quantize_kv_cache_scale <= 0
+        ):
+            raise ValueError(
+                "static_quantize_kv_cache_scale must be finite and positive"
             )
 
         if self.local_global_attention and not self.use_kv_cache:
@@ -488,10 +528,13 @@ class XNNPackConfig:
     Attributes:
         enabled: :)
         extended_ops: Whether to match more types of ops to delegates to XNNPack.
+        enable_bf16: Whether to delegate BF16 ops to XNNPack. The target runtime
+            must have hardware support for XNNPACK's BF16 kernels.
     """
 
     enabled: bool = False
     extended_ops: bool = False
+    enable_bf16: bool = False
 
 
 class CoreMLQuantize(str, Enum):
@@ -546,15 +589,6 @@ class QNNConfig:
     use_qnn_sha: bool = False
     optimized_rotation_path: Optional[str] = None
     num_sharding: int = 0
-
-
-@dataclass
-class MPSConfig:
-    """
-    Configures the MPS backend.
-    """
-
-    enabled: bool = False
 
 
 @dataclass
@@ -640,7 +674,6 @@ class BackendConfig:
     coreml: CoreMLConfig = field(default_factory=CoreMLConfig)
     vulkan: VulkanConfig = field(default_factory=VulkanConfig)
     qnn: QNNConfig = field(default_factory=QNNConfig)
-    mps: MPSConfig = field(default_factory=MPSConfig)
     openvino: OpenvinoConfig = field(default_factory=OpenvinoConfig)
     torchao: TorchAOKernelsConfig = field(default_factory=TorchAOKernelsConfig)
     tosa: TosaConfig = field(default_factory=TosaConfig)
@@ -726,8 +759,16 @@ class LlmConfig:
             llm_config.model.use_kv_cache = args.use_kv_cache
         if hasattr(args, "quantize_kv_cache"):
             llm_config.model.quantize_kv_cache = args.quantize_kv_cache
+        if hasattr(args, "static_quantize_kv_cache"):
+            llm_config.model.static_quantize_kv_cache = args.static_quantize_kv_cache
+        if hasattr(args, "static_quantize_kv_cache_scale"):
+            llm_config.model.static_quantize_kv_cache_scale = (
+                args.static_quantize_kv_cache_scale
+            )
         if hasattr(args, "local_global_attention"):
             llm_config.model.local_global_attention = args.local_global_attention
+        if hasattr(args, "use_moe_quantized_op"):
+            llm_config.model.use_moe_quantized_op = args.use_moe_quantized_op
 
         # ExportConfig
         if hasattr(args, "max_seq_length"):
@@ -774,6 +815,8 @@ class LlmConfig:
             llm_config.backend.xnnpack.enabled = args.xnnpack
         if hasattr(args, "xnnpack_extended_ops"):
             llm_config.backend.xnnpack.extended_ops = args.xnnpack_extended_ops
+        if hasattr(args, "xnnpack_enable_bf16"):
+            llm_config.backend.xnnpack.enable_bf16 = args.xnnpack_enable_bf16
 
         # CoreML
         if hasattr(args, "coreml"):
@@ -812,10 +855,6 @@ class LlmConfig:
             )
         if hasattr(args, "num_sharding"):
             llm_config.backend.qnn.num_sharding = args.num_sharding
-
-        # MPS
-        if hasattr(args, "mps"):
-            llm_config.backend.mps.enabled = args.mps
 
         # MLX - auto-enable use_kv_cache when MLX is enabled
         if hasattr(args, "mlx"):

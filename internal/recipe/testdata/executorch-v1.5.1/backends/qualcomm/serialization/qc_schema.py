@@ -54,6 +54,7 @@ class QcomChipset(IntEnum):
     UNKNOWN_SM = 0
     SA8295 = 39  # v68
     SA8797 = 72  # v81
+    SC8380XP = 60  # v73
     SM8350 = 30  # v68
     SM8450 = 36  # v69
     SM8475 = 42  # v69
@@ -84,6 +85,7 @@ class SocInfo:
 _soc_info_table = {
     QcomChipset.SA8295: SocInfo(QcomChipset.SA8295, HtpInfo(HtpArch.V68, 8)),
     QcomChipset.SA8797: SocInfo(QcomChipset.SA8797, HtpInfo(HtpArch.V81, 16)),
+    QcomChipset.SC8380XP: SocInfo(QcomChipset.SC8380XP, HtpInfo(HtpArch.V73, 8)),
     QcomChipset.SM8350: SocInfo(QcomChipset.SM8350, HtpInfo(HtpArch.V68, 4)),
     QcomChipset.SM8450: SocInfo(QcomChipset.SM8450, HtpInfo(HtpArch.V69, 8)),
     QcomChipset.SM8475: SocInfo(QcomChipset.SM8475, HtpInfo(HtpArch.V69, 8)),

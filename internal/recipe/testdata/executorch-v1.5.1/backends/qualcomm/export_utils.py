@@ -38,12 +38,16 @@ from executorch.backends.qualcomm.serialization.qc_schema import (
     QnnExecuTorchOpPackageOptions,
 )
 from executorch.backends.qualcomm.utils.check_qnn_version import (
-    get_sdk_build_id,
+    describe_sdk_build_id,
     is_qnn_sdk_version_less_than,
 )
 from executorch.backends.qualcomm.utils.constants import (
     HEXAGON_SDK_ROOT,
     HEXAGON_TOOLS_ROOT,
+)
+from executorch.backends.qualcomm.utils.qnn_sdk_setup import (
+    disable_mkldnn_on_amd,
+    setup_qnn_sdk,
 )
 from executorch.backends.qualcomm.utils.utils import (
     generate_gpu_compiler_spec,
@@ -129,9 +133,14 @@ class QnnConfig:
         assert not (
             self.compile_only and self.pre_gen_pte
         ), "Cannot set both compile_only and pre_gen_pte as true"
-        assert (
-            "QNN_SDK_ROOT" in os.environ
-        ), "Environment variable QNN_SDK_ROOT must be set."
+        # Every example script builds this config before doing anything else, and the check
+        # below needs the SDK path. It used to be set as a side effect of importing the backend.
+        setup_qnn_sdk()
+        # A usable path, not merely the key being present, because everything below builds real
+        # paths from it. Raised rather than asserted: an assert is stripped under `python -O`,
+        # which would turn this into a confusing failure much later.
+        if not os.environ.get("QNN_SDK_ROOT"):
+            raise EnvironmentError("Environment variable QNN_SDK_ROOT must be set.")
         if (not self.compile_only and not self.enable_x86_64) and self.device is None:
             raise RuntimeError(
                 "device serial is required if not compile only or run on x86 emulator. Please specify a device serial."
@@ -148,7 +157,7 @@ class QnnConfig:
             ] == LpaiHardwareVersion.V6 and is_qnn_sdk_version_less_than("2.39"):
                 raise RuntimeError(
                     f"Target soc_model({self.soc_model}) with LPAI backend v6 requires QNN SDK version >= 2.39. \n"
-                    f"Current QNN SDK version: {get_sdk_build_id()}"
+                    f"Current QNN SDK version: {describe_sdk_build_id()}"
                 )
         if self.seed:
             torch.manual_seed(self.seed)
@@ -503,7 +512,7 @@ def build_executorch_binary(
     model: torch.nn.Module,  # noqa: B006
     qnn_config: QnnConfig,
     file_name: str,
-    dataset: List[torch.Tensor] | Callable[[torch.fx.GraphModule], None],
+    dataset: List[Tuple[torch.Tensor, ...]],
     quant_dtype: Optional[QuantDtype] = None,
     custom_quantizer: Optional[QnnQuantizer] = None,
     metadata=None,
@@ -520,7 +529,7 @@ def build_executorch_binary(
         model (torch.nn.Module): The model to be converted into an ExecuTorch binary.
         qnn_config: (QnnConfig): A config class that saves qnn lowering and execution configuration.
         file_name (str): Name for the output binary file (.pte).
-        dataset (List[torch.Tensor] | Callable): A dataset for quantization calibration.
+        dataset (List[Tuple[torch.Tensor, ...]]): A dataset for quantization calibration.
         quant_dtype (QuantDtype, optional): Data type for quantization.
         custom_quantizer (Callable, optional): Custom quantizer.
         metadata (dict, optional): An optional dictionary that maps each method name to a constant value in eager mode.
@@ -538,6 +547,13 @@ def build_executorch_binary(
             f"Skip build_executorch_binary, using {file_name} under {qnn_config.pre_gen_pte}."
         )
         return
+
+    # Both applied here rather than deeper in the lowering. The quantized path below runs the
+    # model once per calibration sample, which is a real eager run and so needs the AMD guard
+    # first, and the SDK setup can re-execute the interpreter, which must not happen after a
+    # model has been traced and calibrated.
+    setup_qnn_sdk()
+    disable_mkldnn_on_amd()
 
     sample_input = dataset[0]
     if (
@@ -961,9 +977,6 @@ def _ptq_calibrate(captured_model, quantizer, dataset):
     annotated_model = prepare_pt2e(captured_model, quantizer)
     print("Quantizing(PTQ) the model...")
     # calibration
-    if callable(dataset):
-        dataset(annotated_model)
-    else:
-        for data in dataset:
-            annotated_model(*data)
+    for data in dataset:
+        annotated_model(*data)
     return annotated_model
