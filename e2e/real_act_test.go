@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -24,10 +26,10 @@ import (
 func realPython(t *testing.T) string {
 	t.Helper()
 	p := os.Getenv("EXE_EXPO_PYTHON")
-	msg := "EXE_EXPO_PYTHON names no python with ExecuTorch 1.4.0 (python/install.sh installs one)"
+	msg := "EXE_EXPO_PYTHON names no python with ExecuTorch " + pinned.Version() + " (python/install.sh installs one)"
 	if p != "" {
 		out, err := exec.Command(p, "-c", "from importlib.metadata import version; print(version('executorch'))").Output()
-		if err == nil && strings.TrimSpace(string(out)) == "1.4.0" {
+		if err == nil && strings.TrimSpace(string(out)) == pinned.Version() {
 			return p
 		}
 	}
@@ -39,7 +41,7 @@ func realPython(t *testing.T) string {
 }
 
 // TestExportWorkflowRealToolchain runs the generated export-xnnpack.yml once with the real
-// ExecuTorch 1.4.0 toolchain instead of the stand-in: a tiny real Qwen3 model (built with
+// ExecuTorch toolchain (config/versions.env's release) instead of the stand-in: a tiny real Qwen3 model (built with
 // transformers' own classes, taught one reply) is seeded into hubtest as Qwen/Qwen3-0.6B,
 // and plan, the GPTQ solve, the export, verify (smoke and gate), the fp32 fallback and
 // publish all run for real. The pipeline grades the fidelity text (gate.max_mean_kl 5e-4:

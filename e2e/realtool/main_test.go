@@ -1,10 +1,10 @@
-// Package realtool runs exe-expo against the real ExecuTorch 1.4.0 toolchain (the locked
+// Package realtool runs exe-expo against the real ExecuTorch toolchain (the locked
 // environment of python/export.lock: executorch, torch, torchao, transformers) on tiny real
 // models built in the test (internal/tinymodel). Nothing here is a stand-in: export_llm, the
 // GPTQ solve, the text LLM runner and the gate's fp32 reference all run for real. The
 // package holds tests only.
 //
-// The python comes from EXE_EXPO_PYTHON. Without one that imports ExecuTorch 1.4.0 the
+// The python comes from EXE_EXPO_PYTHON. Without one that imports the pinned ExecuTorch the
 // tests skip, and under EXE_EXPO_CI=1 (where .ci/run installs the lock) they fail.
 package realtool
 
@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 
 	"github.com/stretchr/testify/require"
 
@@ -84,8 +86,8 @@ func python(t *testing.T) string {
 			pythonErr = "EXE_EXPO_PYTHON=" + p + " cannot import ExecuTorch: " + lastLines(string(out), 3)
 			return
 		}
-		if !strings.HasPrefix(strings.TrimSpace(string(out)), "1.4.0 ") {
-			pythonErr = "EXE_EXPO_PYTHON=" + p + " has executorch, torch, transformers " + strings.TrimSpace(string(out)) + ", not the lock's 1.4.0"
+		if !strings.HasPrefix(strings.TrimSpace(string(out)), pinned.Version()+" ") {
+			pythonErr = "EXE_EXPO_PYTHON=" + p + " has executorch, torch, transformers " + strings.TrimSpace(string(out)) + ", not the lock's " + pinned.Version()
 			return
 		}
 		pythonPath = p

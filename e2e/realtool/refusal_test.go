@@ -57,7 +57,7 @@ torch.save(codes, out)
 
 // TestWrongExportLLMKey: the export_llm config our recipe writes, with one key renamed,
 // run exactly as the recipe runs it, is refused by the real export_llm naming the key. A
-// recipe that wrote a key ExecuTorch 1.4.0 does not know could not pass unseen.
+// recipe that wrote a key the pinned ExecuTorch does not know could not pass unseen.
 func TestWrongExportLLMKey(t *testing.T) {
 	t.Parallel()
 	e := export(t, "xnnpack", "smollm2", replyA, 1)

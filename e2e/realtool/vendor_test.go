@@ -26,7 +26,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/source"
 )
 
-// The vendor tests run ExecuTorch 1.4.0's real Qualcomm and MediaTek LLM scripts, from
+// The vendor tests run the pinned ExecuTorch's real Qualcomm and MediaTek LLM scripts, from
 // exe-expo's own recipes, as far as a machine without the vendor SDKs lets them go: to the
 // first call into the SDK. What each stand-in replaces, and why, is in the docstrings of
 // testdata/vendor/*.py; docs/research/vendor-real.md has the findings.
@@ -131,6 +131,7 @@ func qnnPython(t *testing.T, base string) (wrapper, sdkRoot string) {
 	script := "#!/bin/sh\n" +
 		"# e2e/realtool vendor_test.go: the real python, without the QNN SDK and without network\n" +
 		"export QNN_SDK_ROOT=" + shellQuote(sdkRoot) + " HOME=" + shellQuote(home) + "\n" +
+		"export QNN_STAGE_SDK_BUILD_ID=" + shellQuote("v"+qairt(t)) + "\n" +
 		"export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 TRANSFORMERS_OFFLINE=1\n" +
 		"case \"$1\" in\n" +
 		"*/qnn_launch.py) exec " + py + " " + stage + " \"$@\" ;;\n" +
@@ -140,6 +141,14 @@ func qnnPython(t *testing.T, base string) (wrapper, sdkRoot string) {
 	require.NoError(t, os.MkdirAll(filepath.Dir(wrapper), 0o755))
 	require.NoError(t, os.WriteFile(wrapper, []byte(script), 0o755))
 	return wrapper, sdkRoot
+}
+
+// qairt is the pinned QAIRT version (config/versions.env).
+func qairt(t *testing.T) string {
+	t.Helper()
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	return cfg.Versions.QAIRT
 }
 
 // inOrder requires each marker in log after the one before it and returns their offsets.
@@ -158,7 +167,7 @@ func inOrder(t *testing.T, log string, markers ...string) []int {
 
 // TestQNNBeforeLowering exports the tiny Llama 3.2 to QNN for SM8650 with export.Run, the
 // function exe-expo export runs (the recipe's own command line, through
-// drivers/qnn_launch.py, into ExecuTorch 1.4.0's real Qualcomm llama.py), from a folder whose
+// drivers/qnn_launch.py, into the pinned ExecuTorch's real Qualcomm llama.py), from a folder whose
 // original/ holds exe-expo's converted checkpoint. Without the QNN SDK the script must build
 // the static decoders from that checkpoint, annotate, calibrate and convert them and save
 // the quantized decode program, and only then stop at the SDK's first call: opening the HTP
@@ -279,10 +288,10 @@ func (r *mtkResult) frame(file, fn string) bool {
 
 // TestMediaTekLFM2OverlayBuilds builds exe-expo's MediaTek recipe for the tiny LFM2.5 (MT6991,
 // the plan's cache size), lays out its tree as export does, with internal/mtkoverlay's LFM2
-// overlay applied to the kept ExecuTorch v1.4.0 files (internal/recipe/testdata/executorch-v1.5.1),
+// overlay applied to the kept ExecuTorch files (internal/recipe/testdata/executorch-v1.5.1),
 // and runs the recipe's own command line, lfm2.py and all, with the real toolchain python.
 // mtk_converter and mtk_neuron are stand-ins that get the imports through and raise on any
-// use; MediaTek's vendored fast tokenizer, which v1.4.0's files as kept lack and which does
+// use; MediaTek's vendored fast tokenizer, which the kept files lack and which does
 // not import under transformers 5, is served by transformers' own class. The run must build
 // the chunks from the safetensors, write the embedding table, prepare, calibrate on every
 // prompt, convert and export each shape of the first chunk to edge, and stop at the first
@@ -388,7 +397,7 @@ func atoi(t *testing.T, s string) int {
 }
 
 // TestQNNLauncherWithoutTorchtune checks the launcher's answer to the lock having no
-// torchtune against ExecuTorch 1.4.0's real modules: the Qualcomm script's package imports,
+// torchtune against the pinned ExecuTorch's real modules: the Qualcomm script's package imports,
 // ExecuTorch's own Qwen2.5 converter runs on the tiny Qwen2.5 with the key mapping the
 // launcher serves and writes Meta's names, and SmolLM2's converter, which needs torchtune's
 // checkpointer, stops with a sentence that says so.

@@ -4,6 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	_ "github.com/experimentalmachines/exe-expo/internal/backend/all"
 	"github.com/experimentalmachines/exe-expo/internal/backend/enn"
@@ -13,9 +16,8 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend/xnnpack"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/family"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/snapshot"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 func TestRegistry(t *testing.T) {
@@ -73,6 +75,7 @@ func TestWindows(t *testing.T) {
 func TestSupport(t *testing.T) {
 	cfg, err := config.Default()
 	require.NoError(t, err)
+	et := pinned.Version() // the facts table words each refusal with the release it was checked on
 	tests := []struct {
 		id      string
 		b       *backend.Backend
@@ -80,13 +83,13 @@ func TestSupport(t *testing.T) {
 	}{
 		{"Qwen/Qwen3-0.6B", xnnpack.Backend, ""},
 		{"Qwen/Qwen3-0.6B", qnn.Backend, ""},
-		{"Qwen/Qwen3-4B", qnn.Backend, "no entry for this checkpoint in ExecuTorch 1.4.0's Qualcomm LLM scripts (they compile fixed registry checkpoints only)"},
+		{"Qwen/Qwen3-4B", qnn.Backend, "no entry for this checkpoint in ExecuTorch " + et + "'s Qualcomm LLM scripts (they compile fixed registry checkpoints only)"},
 		{"Qwen/Qwen2.5-0.5B-Instruct", mediatek.Backend, "the MediaTek runner's additive -100 attention mask leaks for Qwen2.5 (KL 0.013, 98% top-1 agreement with fp32), so it is not published"},
-		{"LiquidAI/LFM2.5-1.2B-Base", vulkan.Backend, "ExecuTorch 1.4.0's Vulkan delegate has no kernel for LFM2's short convolution (the runtime segfaults at the first prefill)"},
+		{"LiquidAI/LFM2.5-1.2B-Base", vulkan.Backend, "ExecuTorch " + et + "'s Vulkan delegate has no kernel for LFM2's short convolution (the 1.4.0 runtime segfaulted at the first prefill, and none of the delegate's convolution rules has changed since)"},
 		{"LiquidAI/LFM2.5-1.2B-Base", xnnpack.Backend, ""},
-		{"google/gemma-3-1b-it", xnnpack.Backend, "Gemma 3 is not in ExecuTorch 1.4.0 export_llm's model list"},
+		{"google/gemma-3-1b-it", xnnpack.Backend, "Gemma 3 is not in ExecuTorch " + et + " export_llm's model list"},
 		{"google/gemma-3-1b-it", mediatek.Backend, "the MediaTek scripts expect model_type gemma3, and the Hugging Face config says gemma3_text"},
-		{"Qwen/Qwen3-0.6B", enn.Backend, "waiting for an LLM path upstream: ExecuTorch 1.4.0 ships the Samsung ENN delegate with CNN examples only"},
+		{"Qwen/Qwen3-0.6B", enn.Backend, "waiting for an LLM path upstream: ExecuTorch " + et + " ships the Samsung ENN delegate with CNN examples only"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.id+"/"+tc.b.Name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"sort"
 
 	"github.com/experimentalmachines/exe-expo/internal/result"
+	"github.com/experimentalmachines/exe-expo/internal/runtimecompat"
 )
 
 // SchemaVersion is the catalog's version; a reader refuses another.
@@ -43,6 +44,10 @@ type Folder struct {
 	Backend string  `json:"backend"`
 	Target  *string `json:"target"`
 	Runtime Runtime `json:"runtime"`
+	// LoadsOn is the ExecuTorch runtimes that load the folder's files without a warning
+	// (internal/runtimecompat), derived from Runtime.ExecuTorch; empty when that is no
+	// release number.
+	LoadsOn runtimecompat.Range `json:"loads_on,omitzero"`
 	// Revision is the model repo's commit the entry was read at: the files are there.
 	Revision string `json:"revision"`
 	// Older are the folder's entries for other runtimes, kept when files for a new runtime
@@ -102,6 +107,11 @@ func Decode(name string, b []byte) (*Catalog, error) {
 	if c.Models == nil {
 		c.Models = map[string]*Model{}
 	}
+	for _, m := range c.Models {
+		for _, f := range m.Folders {
+			f.deriveLoadsOn()
+		}
+	}
 	return &c, nil
 }
 
@@ -159,6 +169,15 @@ func keepOlder(old *Folder, runtime Runtime) []*Folder {
 	return out
 }
 
+// deriveLoadsOn sets LoadsOn from the runtime, for the folder and the older entries it keeps
+// (a catalog written before the field existed reads the same as one written after).
+func (f *Folder) deriveLoadsOn() {
+	f.LoadsOn, _ = runtimecompat.LoadsOn(f.Runtime.ExecuTorch)
+	for _, o := range f.Older {
+		o.deriveLoadsOn()
+	}
+}
+
 // String names the runtime as the summaries print it.
 func (r Runtime) String() string {
 	s := "ExecuTorch " + r.ExecuTorch
@@ -204,6 +223,7 @@ func folderFrom(folder string, data []byte) (*Folder, string, error) {
 		return nil, "", fmt.Errorf("not a folder config.json: %w", err)
 	}
 	f := &Folder{Backend: fc.Backend, Target: fc.Target, Runtime: Runtime{ExecuTorch: fc.RuntimeVersion, QAIRT: fc.QNNSDKVersion}, Windows: []Window{}}
+	f.deriveLoadsOn()
 	if fc.NeuroPilotSDK != nil {
 		f.Runtime.NeuroPilotSDK = fc.NeuroPilotSDK.Build
 	}

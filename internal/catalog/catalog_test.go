@@ -252,3 +252,29 @@ func TestCheckComparesEveryFolderField(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadsOn: each folder says which runtimes load its files without a warning, derived from
+// its runtime, also when the catalog was written before the field existed; a folder built
+// for a release the pipeline has left is stale.
+func TestLoadsOn(t *testing.T) {
+	c := New(org)
+	require.NoError(t, c.SetModel(org+"/Qwen3-0.6B-ExecuTorch", "r1", map[string][]byte{"xnnpack": configJSON("xnnpack", "", 2048)}))
+	f := c.Models[org+"/Qwen3-0.6B-ExecuTorch"].Folders["xnnpack"]
+	assert.Equal(t, "1.4.0 to 1.5.x", f.LoadsOn.String())
+	b, err := c.Encode()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"loads_on": {
+            "from": "1.4.0",
+            "before": "1.6.0"
+          },`)
+
+	old := bytes.ReplaceAll(b, []byte(`"loads_on"`), []byte(`"loads_on_unknown"`))
+	d, err := Decode("old.json", old)
+	require.NoError(t, err)
+	assert.Equal(t, f.LoadsOn, d.Models[org+"/Qwen3-0.6B-ExecuTorch"].Folders["xnnpack"].LoadsOn, "derived on read")
+
+	stale := c.Stale(func(string) Runtime { return Runtime{ExecuTorch: "1.5.1"} })
+	require.Len(t, stale, 1)
+	assert.Equal(t, org+"/Qwen3-0.6B-ExecuTorch/xnnpack was built for ExecuTorch 1.4.0; the pipeline builds for ExecuTorch 1.5.1 now: due for a rebuild (watch queues it)", stale[0].String())
+	assert.Empty(t, c.Stale(func(string) Runtime { return Runtime{ExecuTorch: "1.4.0"} }))
+}

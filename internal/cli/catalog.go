@@ -69,6 +69,11 @@ func runCatalog(env Env, cfgDir string, check, rebuild, asJSON bool) error {
 		if err != nil {
 			return failf(ExitFailed, "catalog: check: %w", err)
 		}
+		// folders built for another runtime are not a difference: the catalog says truly what
+		// they are; they are listed so that a runtime move shows what it will rebuild
+		for _, st := range cat.Stale(func(b string) catalog.Runtime { return runtimeFor(cfg, b) }) {
+			fmt.Fprintln(env.Stdout, "- "+st.String())
+		}
 		if len(diffs) > 0 {
 			for _, d := range diffs {
 				fmt.Fprintln(env.Stdout, "- "+d)
@@ -119,6 +124,9 @@ func catalogText(cat *catalog.Catalog) string {
 			}
 			if fo.Runtime.NeuroPilotSDK != "" {
 				rt += ", NeuroPilot " + fo.Runtime.NeuroPilotSDK
+			}
+			if fo.LoadsOn.From != "" {
+				rt += " (loads on " + fo.LoadsOn.String() + ")"
 			}
 			fmt.Fprintf(&b, "  %-12s %s; windows %s\n", f, rt, strings.Join(ws, ", "))
 		}

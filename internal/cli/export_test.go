@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -156,17 +158,17 @@ func refusalCases(f refusalPaths) []refusalCase {
 		{"neither folder nor id", []string{"--backend", "xnnpack", "not a model"},
 			`"not a model" is neither a local model folder nor a Hugging Face model id (org/name)`},
 		{"python missing", []string{"--backend", "xnnpack", f.model, "--python", "no-such-python-exe-expo"},
-			"--python no-such-python-exe-expo cannot be run (not found on PATH): point --python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
+			"--python no-such-python-exe-expo cannot be run (not found on PATH): point --python or EXE_EXPO_PYTHON at a python with ExecuTorch " + pinned.Version() + ""},
 		{"mediatek without its python", []string{"--backend", "mediatek", "--soc", "MT6991", f.model},
 			"--mtk-python is required for mediatek: the python of the NeuroPilot tool virtualenv (or MTK_PYTHON)"},
 		{"mediatek python missing", []string{"--backend", "mediatek", "--soc", "MT6991", f.model, "--mtk-python", "no-such-python-exe-expo"},
 			"--mtk-python no-such-python-exe-expo cannot be run (not found on PATH): point --mtk-python or MTK_PYTHON at the NeuroPilot tool virtualenv's python"},
 		{"mediatek without executorch", []string{"--backend", "mediatek", "--soc", "MT6991", f.model, "--mtk-python", f.ok},
-			"--executorch is required for mediatek: an ExecuTorch 1.4.0 source tree, whose examples/mediatek holds the export scripts (or EXECUTORCH_SRC)"},
+			"--executorch is required for mediatek: an ExecuTorch " + pinned.Version() + " source tree, whose examples/mediatek holds the export scripts (or EXECUTORCH_SRC)"},
 		{"mediatek without examples/mediatek", []string{"--backend", "mediatek", "--soc", "MT6991", f.model, "--mtk-python", f.ok, "--executorch", f.noMTK},
-			"--executorch " + f.noMTK + " has no examples/mediatek folder: give an ExecuTorch 1.4.0 source tree (or EXECUTORCH_SRC)"},
+			"--executorch " + f.noMTK + " has no examples/mediatek folder: give an ExecuTorch " + pinned.Version() + " source tree (or EXECUTORCH_SRC)"},
 		{"executorch that is no folder", []string{"--backend", "qnn", "--soc", "SM8750", f.model, "--executorch", f.file},
-			"--executorch " + f.file + " is not a folder: give an ExecuTorch 1.4.0 source tree (or EXECUTORCH_SRC)"},
+			"--executorch " + f.file + " is not a folder: give an ExecuTorch " + pinned.Version() + " source tree (or EXECUTORCH_SRC)"},
 		{"no out", []string{"--backend", "xnnpack", f.model, "--out", ""}, "--out is required"},
 		{"out under a file", []string{"--backend", "xnnpack", f.model, "--out", filepath.Join(f.file, "out")},
 			"--out " + filepath.Join(f.file, "out") + " cannot be created: not a directory"},

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -167,7 +169,8 @@ func TestPublishCommandRelease(t *testing.T) {
 	assert.Contains(t, calls, "POST /api/uploads/repos/o/r/releases/7/assets?name=export-report-4k.json")
 }
 
-// TestCatalogCommand: after a publish the catalog lists the repo, --check finds it current,
+// TestCatalogCommand: after a publish the catalog lists the repo with the runtimes that load
+// it, --check finds it current and shows a folder built for an older runtime as due,
 // a lost catalog fails to print with the way back, and --rebuild makes it again.
 func TestCatalogCommand(t *testing.T) {
 	srv := hubtest.New(t)
@@ -186,10 +189,13 @@ func TestCatalogCommand(t *testing.T) {
 	require.Equal(t, ExitOK, code, errs)
 	code, out, errs := run(t, "catalog")
 	require.Equal(t, ExitOK, code, errs)
-	assert.Contains(t, out, "Catalog of experimentalmachines: 1 model repo(s)\n\n"+publishRepo+" (from HuggingFaceTB/SmolLM2-360M-Instruct)\n  xnnpack      ExecuTorch 1.4.0; windows 4096\n")
+	assert.Contains(t, out, "Catalog of experimentalmachines: 1 model repo(s)\n\n"+publishRepo+" (from HuggingFaceTB/SmolLM2-360M-Instruct)\n  xnnpack      ExecuTorch 1.4.0 (loads on 1.4.0 to 1.5.x); windows 4096\n")
 	code, out, errs = run(t, "catalog", "--check")
 	require.Equal(t, ExitOK, code, errs)
 	assert.Contains(t, out, "matches the org's 1 model repo(s)")
+	// the window was built for 1.4.0: the check shows it due for a rebuild, and that is no
+	// difference between the catalog and the repo
+	assert.Contains(t, out, "- "+publishRepo+"/xnnpack was built for ExecuTorch 1.4.0; the pipeline builds for ExecuTorch "+pinned.Version()+" now: due for a rebuild (watch queues it)\n")
 
 	// the catalog lost: a rebuild from the model repos gives the same catalog
 	before, err := srv.FileBytes(catRepo, "main", "catalog.json")

@@ -38,7 +38,7 @@ func TestDefaultMatchesReference(t *testing.T) {
 	if c.Watch.MaxParams != 4_500_000_000 || c.Export.DeviceBudgetBytes != 5_000_000_000 {
 		t.Errorf("caps = %d, %d", c.Watch.MaxParams, c.Export.DeviceBudgetBytes)
 	}
-	if c.Versions.ExecuTorch != "1.4.0" || len(c.Versions.NeuroPilotSDKSHA256) != 64 {
+	if c.Versions.ExecuTorch != "1.5.1" || len(c.Versions.NeuroPilotSDKSHA256) != 64 {
 		t.Errorf("versions = %+v", c.Versions)
 	}
 	if got := c.RunnersFor(c.Export.XNNPACK.Runners); len(got) != 3 || got[0].Label != "blacksmith-8vcpu-ubuntu-2404-arm" {
@@ -103,12 +103,12 @@ func TestStrictErrors(t *testing.T) {
 func TestVersionsErrors(t *testing.T) {
 	y, v := readRepoConfig(t)
 	tests := []struct{ name, old, new, want string }{
-		{"unknown key", "PYTHON_VERSION=3.11", "PYTHON_VERSON=3.11", "versions.env:6: unknown key PYTHON_VERSON"},
+		{"unknown key", "PYTHON_VERSION=3.11", "PYTHON_VERSON=3.11", "versions.env:7: unknown key PYTHON_VERSON"},
 		{"bad sha", "NEUROPILOT_SDK_SHA256=42155c3b", "NEUROPILOT_SDK_SHA256=XX155c3b", "NEUROPILOT_SDK_SHA256"},
 		{"missing", "QAIRT_VERSION=2.37.0.250724\n", "", "QAIRT_VERSION is missing"},
 		{"not kv", "PYTHON_VERSION=3.11", "PYTHON_VERSION 3.11", "is not KEY=VALUE"},
-		{"short commit", "EXECUTORCH_COMMIT=3dd7ccd1d863fad22639dd2d918ae34a41ce45f0", "EXECUTORCH_COMMIT=3dd7ccd1", "full 40-hex commit"},
-		{"torch not a version", "TORCH_VERSION=2.13.0", "TORCH_VERSION=latest", `TORCH_VERSION="latest" is not a version such as 2.13.0`},
+		{"short commit", "EXECUTORCH_COMMIT=3b60683923245cf472b7323426920e15623ba361", "EXECUTORCH_COMMIT=3b606839", "full 40-hex commit"},
+		{"torch not a version", "TORCH_VERSION=2.14.0", "TORCH_VERSION=latest", `TORCH_VERSION="latest" is not a version such as 2.14.0`},
 		{"torchao missing", "TORCHAO_VERSION=0.18.0\n", "", "TORCHAO_VERSION is missing"},
 	}
 	for _, tc := range tests {

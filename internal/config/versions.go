@@ -25,7 +25,7 @@ var (
 		"EXECUTORCH_VERSION":    {func(v *Versions) *string { return &v.ExecuTorch }, semver, "a version such as 1.2.3"},
 		"EXECUTORCH_COMMIT":     {func(v *Versions) *string { return &v.ExecuTorchCommit }, hex40, "a full 40-hex commit"},
 		"PYTHON_VERSION":        {func(v *Versions) *string { return &v.Python }, semver, "a version such as 3.11"},
-		"TORCH_VERSION":         {func(v *Versions) *string { return &v.Torch }, semver, "a version such as 2.13.0"},
+		"TORCH_VERSION":         {func(v *Versions) *string { return &v.Torch }, semver, "a version such as 2.14.0"},
 		"TORCHAO_VERSION":       {func(v *Versions) *string { return &v.TorchAO }, semver, "a version such as 0.18.0"},
 		"QAIRT_VERSION":         {func(v *Versions) *string { return &v.QAIRT }, semver, "a version such as 2.37.0.250724"},
 		"NEUROPILOT_SDK_URL":    {func(v *Versions) *string { return &v.NeuroPilotSDKURL }, httpsURL, "an https URL"},

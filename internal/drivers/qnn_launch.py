@@ -4,12 +4,14 @@ exe-expo driver: command line in (the recipe decides every flag), the script's o
   qnn_launch.py --record inputs.json [--repo ID --snapshot DIR --checkpoint FILE] -- ARGS
 ARGS are llama.py's (examples/qualcomm/oss_scripts/llama/llama.py), run in this process.
 
---repo, --snapshot, --checkpoint: ExecuTorch 1.4.0's script loads a registry model by its
-  Hub id and has no flag for local files: the tokenizer with AutoTokenizer.from_pretrained
-  (tokenizer.py:116), the weights with download_and_convert_hf_checkpoint
-  (wrappers/llm_wrappers.py:225-229), which downloads whatever revision is current and
-  reuses a conversion cached under ~/.cache/meta_checkpoints by repo id alone
-  (examples/models/llama/hf_download.py:29-46). Both requests are served from --snapshot,
+--repo, --snapshot, --checkpoint: ExecuTorch's script (1.4.0 and 1.5.1 alike) loads a
+  registry model by its Hub id and has no flag for local files: the tokenizer with
+  AutoTokenizer.from_pretrained (tokenizer.py), the weights with
+  download_and_convert_hf_checkpoint (wrappers/llm_wrappers.py), which downloads whatever
+  revision is current and reuses a conversion cached by repo id alone
+  (examples/models/llama/hf_download.py; 1.5 moved that cache from
+  ~/.cache/meta_checkpoints to $HF_HOME/.cache/meta_checkpoints, which the launcher never
+  reads). Both requests are served from --snapshot,
   the folder exe-expo downloaded at the plan's commit; the script's own converter writes
   --checkpoint, once per run. A request for any other repo stops the run.
 torchtune: the script's package imports the weight converters of every decoder it knows
@@ -37,6 +39,7 @@ torchtune: the script's package imports the weight converters of every decoder i
 import argparse
 import hashlib
 import importlib
+import importlib.metadata
 import inspect
 import json
 import os
@@ -65,11 +68,20 @@ class FullModelHFCheckpointer:
     """Stops a conversion that needs torchtune's checkpointer, naming what is missing."""
 
     def __init__(self, checkpoint_dir=None, *args, **kwargs):
+        et = executorch_version()
         raise SystemExit(
-            "qnn_launch: ExecuTorch 1.4.0 converts the Hub checkpoint in %s with torchtune's "
+            "qnn_launch: ExecuTorch %s converts the Hub checkpoint in %s with torchtune's "
             "FullModelHFCheckpointer (smollm2 and phi_4_mini do), and the locked environment has no "
             "torchtune (PyPI's 0.6.1 does not import with torchao 0.18; ExecuTorch pins an unreleased "
-            "commit), so this model cannot be exported to QNN with ExecuTorch 1.4.0 here" % checkpoint_dir)
+            "commit), so this model cannot be exported to QNN with ExecuTorch %s here" % (et, checkpoint_dir, et))
+
+
+def executorch_version():
+    """The installed ExecuTorch release, as messages name it."""
+    try:
+        return importlib.metadata.version("executorch")
+    except importlib.metadata.PackageNotFoundError:
+        return "(not installed)"
 
 
 def provide_torchtune():

@@ -188,7 +188,7 @@ def llm_config(m):
     merged into the structured LlmConfig by OmegaConf, then turned into the dataclasses.
     Set as plain attributes, model_class and dtype_override stayed strings, and
     Llama2Model reads model_class.value for a params file with use_scaled_rope (Llama 3.2);
-    merged, they are ExecuTorch's enums, and a class or key 1.4.0 does not know fails here,
+    merged, they are ExecuTorch's enums, and a class or key the pinned release does not know fails here,
     before the solve."""
     from executorch.extension.llm.export.config.llm_config import LlmConfig
     from omegaconf import OmegaConf

@@ -28,7 +28,7 @@ func collectOne(t *testing.T, from string, want check.Expect) (*report.Report, e
 
 // TestCollectRefusesLinearsOnCPU: the export refuses a file whose linears fall back to
 // portable kernels, with the numbers, and the report it keeps records the coverage and
-// names the blocker. The file is a real ExecuTorch 1.4.0 lowering (XNNPACK's partitioner
+// names the blocker. The file is a real ExecuTorch lowering (XNNPACK's partitioner
 // without its gemm configs, pkg/pte/testdata/coverage/make_coverage.py).
 func TestCollectRefusesLinearsOnCPU(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "..", "pkg", "pte", "testdata", "coverage", "linear-xnnpack-cpu.pte"))

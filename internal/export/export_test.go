@@ -101,7 +101,7 @@ func TestXNNPACKExport(t *testing.T) {
 		roots = append(roots, report.File{Path: p, Bytes: d.Bytes, SHA256: d.SHA256})
 	}
 	assert.ElementsMatch(t, roots, r.RootFiles, "the root files publish sends, hashed as copied")
-	if r.Toolchain["executorch"] != "1.4.0" || r.Toolchain["torch"] != "2.13.0" {
+	if pins := o.Config.Versions; r.Toolchain["executorch"] != pins.ExecuTorch || r.Toolchain["torch"] != pins.Torch {
 		t.Errorf("toolchain = %v", r.Toolchain)
 	}
 	if r.Recipe["int4_codes"] != "round-to-nearest" || r.Host.CPUModel != "test CPU" || r.Run.ID != "1" || len(r.StructuralCheck) != 1 || !r.StructuralCheck[0].Passed {
@@ -183,7 +183,7 @@ func TestToolFailures(t *testing.T) {
 	}
 
 	o = options(t, "Qwen/Qwen3-1.7B", "xnnpack", "oldet", 2048)
-	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "has executorch 1.3.1, and the runtime of the app (the openweights Android app, which loads these files) is ExecuTorch 1.4.0") {
+	if _, err := export.Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "has executorch 1.3.1, and the runtime of the app (the openweights Android app, which loads these files) is ExecuTorch "+o.Config.Versions.ExecuTorch) {
 		t.Errorf("old ExecuTorch: %v", err)
 	}
 	o = options(t, "Qwen/Qwen3-1.7B", "xnnpack", "ok", 2048)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +18,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/mtkoverlay"
 )
 
-// v140Tree copies the kept files of ExecuTorch v1.4.0 (internal/recipe's testdata, which holds
+// v140Tree copies the kept files of the pinned ExecuTorch (internal/recipe's testdata, which holds
 // what internal/mtkoverlay patches or imports) into a temporary ExecuTorch source tree.
 func v140Tree(t *testing.T) string {
 	t.Helper()
@@ -95,7 +97,7 @@ func TestMediaTekLFM2Overlay(t *testing.T) {
 }
 
 // TestMediaTekLFM2RefusesOtherTree: an ExecuTorch tree whose patched helpers are not
-// v1.4.0's is refused before any work, naming the file and the option to fix.
+// the pinned release's is refused before any work, naming the file and the option to fix.
 func TestMediaTekLFM2RefusesOtherTree(t *testing.T) {
 	et := v140Tree(t)
 	utils := filepath.Join(et, "examples", "mediatek", "aot_utils", "llm_utils", "utils.py")
@@ -108,7 +110,7 @@ func TestMediaTekLFM2RefusesOtherTree(t *testing.T) {
 	var in *export.InputError
 	require.ErrorAs(t, err, &in)
 	assert.Equal(t, export.FieldExecuTorch, in.Field)
-	assert.Contains(t, err.Error(), "ExecuTorch: "+utils+" is not ExecuTorch v1.4.0's (sha256 ")
+	assert.Contains(t, err.Error(), "ExecuTorch: "+utils+" is not the file of ExecuTorch "+pinned.Version()+"'s examples/mediatek (sha256 ")
 	assert.NoDirExists(t, filepath.Join(o.Work, "executorch"), "nothing was laid out")
 	assert.NoDirExists(t, filepath.Join(o.Work, "weights"), "no recipe file was written")
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -52,7 +54,7 @@ func TestValidateRefusesBeforeWork(t *testing.T) {
 		{"codes with fp32", func(o *export.Options) { o.Codes, o.QMode = file, "fp32" }, export.FieldCodes, "QMode fp32 quantizes nothing"},
 		{"negative timeout", func(o *export.Options) { o.Timeout = -time.Second }, export.FieldTimeout, "Timeout -1s is negative"},
 		{"python missing", func(o *export.Options) { o.Python = "no-such-python-exe-expo" }, export.FieldPython,
-			"Python no-such-python-exe-expo cannot be run (not found on PATH): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
+			"Python no-such-python-exe-expo cannot be run (not found on PATH): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch " + pinned.Version() + ""},
 		{"mediatek without its python", func(o *export.Options) { o.Backend, o.SoC, o.ExecuTorch = "mediatek", "MT6991", noMTK }, export.FieldMTKPython, "MTKPython is required for mediatek"},
 		{"mediatek without examples/mediatek", func(o *export.Options) {
 			o.Backend, o.SoC, o.ExecuTorch, o.MTKPython = "mediatek", "MT6991", noMTK, filepath.Join(standin, "python-ok")
@@ -254,9 +256,9 @@ func TestErrorsReadAsSentences(t *testing.T) {
 		{"python that fails silently", func(o *export.Options) { o.Python = "/usr/bin/false" },
 			"/usr/bin/false could not say which toolchain it has (exit status 1)"},
 		{"python without executorch", func(o *export.Options) { o.Python = filepath.Join(standin, "python-noet") },
-			filepath.Join(standin, "python-noet") + " has no executorch installed; the export needs ExecuTorch 1.4.0: point Python (or EXE_EXPO_PYTHON) at a python that has it"},
+			filepath.Join(standin, "python-noet") + " has no executorch installed; the export needs ExecuTorch " + pinned.Version() + ": point Python (or EXE_EXPO_PYTHON) at a python that has it"},
 		{"python that is a folder", func(o *export.Options) { o.Python = noConfig },
-			"Python " + noConfig + " cannot be run (is a directory): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch 1.4.0"},
+			"Python " + noConfig + " cannot be run (is a directory): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch " + pinned.Version() + ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -112,7 +114,7 @@ func TestApplyRefuses(t *testing.T) {
 			p := filepath.Join(from, "aot_utils/llm_utils/utils.py")
 			require.NoError(t, os.WriteFile(p, []byte(read(t, p)+"\n# local change\n"), 0o644))
 			return filepath.Join(t.TempDir(), "copy")
-		}, []string{"aot_utils/llm_utils/utils.py is not ExecuTorch v1.4.0's (sha256 ", "expected 435443611060)", "give an ExecuTorch v1.4.0 source tree"}},
+		}, []string{"aot_utils/llm_utils/utils.py is not the file of ExecuTorch " + pinned.Version() + "'s examples/mediatek (sha256 ", "expected 435443611060)", "give the source tree of ExecuTorch " + pinned.Version()}},
 		{"a missing helper", func(t *testing.T, from string) string {
 			require.NoError(t, os.Remove(filepath.Join(from, "aot_utils/llm_utils/sanity_checks.py")))
 			return filepath.Join(t.TempDir(), "copy")
@@ -149,7 +151,7 @@ func TestCheck(t *testing.T) {
 	require.NoError(t, os.WriteFile(p, []byte(strings.Replace(read(t, p), `"gemma3",`, `"gemma3", "lfm2",`, 1)), 0o644))
 	err := mtkoverlay.Check(from, "lfm2")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), p+" is not ExecuTorch v1.4.0's")
+	assert.Contains(t, err.Error(), p+" is not the file of ExecuTorch "+pinned.Version()+"'s examples/mediatek")
 	assert.NoError(t, mtkoverlay.Check(from, "qwen3"), "a stock family needs no stock file of a version")
 }
 
@@ -166,8 +168,8 @@ func TestSupport(t *testing.T) {
 		{"lfm2", "lfm2.py", model.Features{ConvLCache: 3}, ""},
 		{"lfm2", "lfm2.py", model.Features{}, ""},
 		{"lfm2", "lfm2.py", model.Features{ConvLCache: 4}, "conv_L_cache is 4, and the MediaTek lfm2 model builds its short convolution with a kernel of 3"},
-		{"lfm2", "lfm2_v2.py", model.Features{}, "ExecuTorch 1.4.0's examples/mediatek has no lfm2_v2.py, and exe-expo's overlay adds none for lfm2"},
-		{"smollm3", "smollm3.py", model.Features{}, "ExecuTorch 1.4.0's examples/mediatek has no smollm3.py, and exe-expo's overlay adds none for smollm3"},
+		{"lfm2", "lfm2_v2.py", model.Features{}, "ExecuTorch " + pinned.Version() + "'s examples/mediatek has no lfm2_v2.py, and exe-expo's overlay adds none for lfm2"},
+		{"smollm3", "smollm3.py", model.Features{}, "ExecuTorch " + pinned.Version() + "'s examples/mediatek has no smollm3.py, and exe-expo's overlay adds none for smollm3"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.family+"/"+tc.script, func(t *testing.T) {

@@ -2,12 +2,14 @@ package publish
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/runtimecompat"
 )
 
 // hubURL is where the card links models; the Hub serves the same page under any mirror.
@@ -29,14 +31,36 @@ func Card(reports []placed) string {
 	src := rs[0].Report.Source
 	name := src.ID[strings.LastIndex(src.ID, "/")+1:]
 	fmt.Fprintf(&b, "# %s for ExecuTorch\n\n", name)
-	fmt.Fprintf(&b, "ExecuTorch exports of [%s](%s%s) (%s) for on-device inference with the [openweights](https://github.com/alpharomercoma/openweights) Android app or any ExecuTorch %s runtime.\n\n",
-		src.ID, hubURL, src.ID, revisions(rs), rs[0].Report.Toolchain["executorch"])
+	fmt.Fprintf(&b, "ExecuTorch exports of [%s](%s%s) (%s) for on-device inference with the [openweights](https://github.com/alpharomercoma/openweights) Android app or any ExecuTorch runtime that loads them: %s.\n\n",
+		src.ID, hubURL, src.ID, revisions(rs), loadsOn(rs))
 	files(&b, rs)
 	memory(&b, rs)
 	phones(&b, rs)
 	made(&b, rs)
 	license(&b, rs)
 	return b.String()
+}
+
+// loadsOn says, for each ExecuTorch release the files were made with, the runtimes that
+// load them without a warning (internal/runtimecompat): "made with ExecuTorch 1.5.1, they
+// load on 1.5.1 to 1.6.x".
+func loadsOn(rs []placed) string {
+	var made []string
+	for _, p := range rs {
+		if v := p.Report.Toolchain["executorch"]; !slices.Contains(made, v) {
+			made = append(made, v)
+		}
+	}
+	sort.Strings(made)
+	var out []string
+	for _, v := range made {
+		if r, err := runtimecompat.LoadsOn(v); err == nil {
+			out = append(out, fmt.Sprintf("made with ExecuTorch %s, they load on %s", v, r))
+		} else {
+			out = append(out, "made with ExecuTorch "+v)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // sortForCard orders reports by backend, target and window.

@@ -175,3 +175,17 @@ func groups(ms [][]string) [][]string {
 	}
 	return out
 }
+
+// TestCardSaysWhichRuntimesLoad: the card names, for each ExecuTorch release its files were
+// made with, the runtimes that load them without a warning; a repo caught mid-move (an old
+// folder beside a rebuilt one) names both.
+func TestCardSaysWhichRuntimesLoad(t *testing.T) {
+	rs := seedModels["SmolLM2-360M-Instruct"].reports()
+	assert.Contains(t, Card(rs), "any ExecuTorch runtime that loads them: made with ExecuTorch 1.4.0, they load on 1.4.0 to 1.5.x.\n")
+	for _, p := range rs {
+		p.Report.Toolchain = map[string]string{"executorch": "1.5.1"}
+	}
+	assert.Contains(t, Card(rs), "made with ExecuTorch 1.5.1, they load on 1.5.1 to 1.6.x.\n")
+	rs[0].Report.Toolchain = map[string]string{"executorch": "1.4.0"}
+	assert.Contains(t, Card(rs), "made with ExecuTorch 1.4.0, they load on 1.4.0 to 1.5.x; made with ExecuTorch 1.5.1, they load on 1.5.1 to 1.6.x.\n")
+}

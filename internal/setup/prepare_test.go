@@ -80,7 +80,7 @@ func TestPrepareMediaTek(t *testing.T) {
 	wheels := filepath.Join(r.home, ".cache", "exe-expo", "sdk", "neuropilot-8.0.8-build20250925")
 	venv := filepath.Join(work, "mtk-venv")
 	pip := " -m pip install --progress-bar off --no-deps "
-	cpu := "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0"
+	cpu := "--index-url https://download.pytorch.org/whl/cpu torch==" + c.Versions.Torch
 	locks := filepath.Join(work, "python-locks")
 	assert.Equal(t, []string{
 		"sudo fallocate -l 8G " + r.data + "/exe-expo.swap",
@@ -110,8 +110,8 @@ func TestPrepareMediaTek(t *testing.T) {
 		"| host | 4 CPUs (AMD EPYC 7763), 16.0 GiB memory, 8.0 GiB swap |\n",
 		"| file system " + r.data + " | 10.0 GiB free: work folder `" + work + "` |\n",
 		"| swap file | 8 GiB at `" + r.data + "/exe-expo.swap` |\n",
-		"| Python | `/py/bin/python3.11`: executorch==1.4.0, torch==2.13.0 (CPU build), torchao==0.18.0, every other distribution as python/export.lock pins it |\n",
-		"| tool venv | `" + venv + "/bin/python`: executorch==1.4.0, torch==2.13.0 (CPU build), torchao==0.18.0, every other distribution as python/mtk-py310.lock pins it, mtk-neuron==8.2.23 (NeuroPilot SDK wheel), mtk_converter==8.13.0 (NeuroPilot SDK wheel) |\n",
+		"| Python | `/py/bin/python3.11`: executorch==" + c.Versions.ExecuTorch + ", torch==" + c.Versions.Torch + " (CPU build), torchao==0.18.0, every other distribution as python/export.lock pins it |\n",
+		"| tool venv | `" + venv + "/bin/python`: executorch==" + c.Versions.ExecuTorch + ", torch==" + c.Versions.Torch + " (CPU build), torchao==0.18.0, every other distribution as python/mtk-py310.lock pins it, mtk-neuron==8.2.23 (NeuroPilot SDK wheel), mtk_converter==8.13.0 (NeuroPilot SDK wheel) |\n",
 		"| NeuroPilot SDK 8.0.8-build20250925 | downloaded, sha256 `" + sha(archive) + "` (" + c.Versions.NeuroPilotSDKURL + "), in `" + wheels + "` |\n",
 	} {
 		assert.Contains(t, sum, want)
@@ -148,7 +148,7 @@ func TestPrepareQNN(t *testing.T) {
 	assert.Equal(t, "/py/bin/python3.11 -m pip install --progress-bar off --no-deps -r "+filepath.Join(r.data, "exe-expo-work", "python-locks", "export.cpu.txt"), got[2])
 	assert.Equal(t, "/py/bin/python3.11 -c import executorch.backends.qualcomm", got[3])
 	assert.Equal(t, QAIRTDir(r.home, "2.37.0.250724"), res.QNNRoot)
-	assert.Contains(t, Summary(in, res), "| QAIRT 2.37.0.250724 | downloaded, checked by ExecuTorch (ExecuTorch 1.4.0's download from softwarecenter.qualcomm.com), in `"+res.QNNRoot+"` |\n")
+	assert.Contains(t, Summary(in, res), "| QAIRT 2.37.0.250724 | downloaded, checked by ExecuTorch (ExecuTorch "+configFor(t, "qnn").Versions.ExecuTorch+"'s download from softwarecenter.qualcomm.com), in `"+res.QNNRoot+"` |\n")
 }
 
 func TestPrepareRefusals(t *testing.T) {

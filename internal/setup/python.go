@@ -11,8 +11,8 @@ import (
 
 // TorchIndex is PyTorch's CPU-only wheel index. torch from PyPI on x86-64 Linux pulls the
 // CUDA libraries, gigabytes an export on a CPU runner never loads, so on a runner torch
-// comes from here first and the locked install after it finds it satisfied (2.13.0+cpu is
-// 2.13.0). CI, which reaches PyPI alone, installs the whole lock (python/install.sh).
+// comes from here first and the locked install after it finds it satisfied (2.14.0+cpu is
+// 2.14.0). CI, which reaches PyPI alone, installs the whole lock (python/install.sh).
 const TorchIndex = "https://download.pytorch.org/whl/cpu"
 
 // PythonVersions are the interpreters setup-python must provide, the default one last (as
@@ -95,7 +95,7 @@ func Requirements(c Config) (main, tool []string) {
 
 // Installs are the commands that install the locked environment, in order: torch from the
 // CPU index, then the lock, both without dependencies, so that nothing unpinned comes in
-// (torch 2.13.0+cpu satisfies the lock's torch==2.13.0, and the CUDA libraries are left
+// (torch 2.14.0+cpu satisfies the lock's torch==2.14.0, and the CUDA libraries are left
 // out of the file); the tool venv likewise, then the SDK's wheels.
 func Installs(c Config, p Python) []Cmd {
 	torch := []string{"--no-deps", "--index-url", TorchIndex, "torch==" + c.Versions.Torch}

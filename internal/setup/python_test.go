@@ -11,7 +11,7 @@ import (
 // then the lock file, both without dependencies; MediaTek's tool venv gets them again from
 // its own lock, then the SDK's two wheels.
 func TestInstalls(t *testing.T) {
-	const cpu = "--index-url https://download.pytorch.org/whl/cpu torch==2.13.0"
+	cpu := "--index-url https://download.pytorch.org/whl/cpu torch==" + configFor(t, "xnnpack").Versions.Torch
 	pip := "-m pip install --progress-bar off --no-deps"
 	for _, tc := range []struct {
 		backend string

@@ -3,7 +3,6 @@ package watch
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/experimentalmachines/exe-expo/internal/catalog"
 )
@@ -26,29 +25,13 @@ func (w *Watcher) rebuilds(ctx context.Context, state *State, sum *Summary, stam
 	if cat == nil {
 		return
 	}
-	repos := make([]string, 0, len(cat.Models))
-	for r := range cat.Models {
-		repos = append(repos, r)
-	}
-	sort.Strings(repos)
-	for _, repo := range repos {
-		m := cat.Models[repo]
-		folders := make([]string, 0, len(m.Folders))
-		for f := range m.Folders {
-			folders = append(folders, f)
-		}
-		sort.Strings(folders)
-		for _, folder := range folders {
-			w.rebuild(state, sum, stamp, m.Source, folder, m.Folders[folder])
-		}
+	for _, st := range cat.Stale(w.Runtime) {
+		w.rebuild(state, sum, stamp, st)
 	}
 }
 
-func (w *Watcher) rebuild(state *State, sum *Summary, stamp, source, folder string, f *catalog.Folder) {
-	want := w.Runtime(f.Backend)
-	if f.Runtime == want {
-		return
-	}
+func (w *Watcher) rebuild(state *State, sum *Summary, stamp string, st catalog.Stale) {
+	source, folder, f, want := st.Source, st.Folder, st.Built, st.Want
 	e := state.Models[source]
 	if e == nil {
 		rev := "main"

@@ -204,6 +204,35 @@ func TestDryRunDispatchesNothing(t *testing.T) {
 	assert.Contains(t, sum.Markdown(), "Dry run: nothing was dispatched")
 }
 
+// TestDryRunShowsRebuilds: a catalog holding folders built for an older runtime (1.4.0, as
+// every folder published before the move to 1.5.1 is) shows them due for a rebuild in a dry
+// run, every folder of every repo, and nothing is dispatched.
+func TestDryRunShowsRebuilds(t *testing.T) {
+	r := newRig(t)
+	state := r.pass(nil, watch.Options{}).State
+	old := catalog.Runtime{ExecuTorch: "1.4.0"}
+	cat := catalog.New("experimentalmachines")
+	cat.Models["experimentalmachines/Qwen3-0.6B-ExecuTorch"] = &catalog.Model{Source: "Qwen/Qwen3-0.6B", Folders: map[string]*catalog.Folder{
+		"xnnpack": {Backend: "xnnpack", Runtime: old, Windows: []catalog.Window{{Context: 2048, SourceRevision: "abc"}}},
+		"vulkan":  {Backend: "vulkan", Runtime: old, Windows: []catalog.Window{{Context: 2048, SourceRevision: "abc"}}},
+	}}
+	cat.Models["experimentalmachines/SmolLM2-360M-Instruct-ExecuTorch"] = &catalog.Model{Source: "HuggingFaceTB/SmolLM2-360M-Instruct", Folders: map[string]*catalog.Folder{
+		"xnnpack": {Backend: "xnnpack", Runtime: catalog.Runtime{ExecuTorch: "1.5.1"}, Windows: []catalog.Window{{Context: 4096, SourceRevision: "def"}}},
+	}}
+	r.w.Catalog = func(context.Context) (*catalog.Catalog, error) { return cat, nil }
+	r.w.Runtime = func(string) catalog.Runtime { return catalog.Runtime{ExecuTorch: "1.5.1"} }
+
+	sum := r.pass(state, watch.Options{DryRun: true})
+	assert.Equal(t, []string{
+		"Qwen/Qwen3-0.6B vulkan: built for ExecuTorch 1.4.0, now ExecuTorch 1.5.1",
+		"Qwen/Qwen3-0.6B xnnpack: built for ExecuTorch 1.4.0, now ExecuTorch 1.5.1",
+	}, sum.Rebuilds, "the 1.5.1 folder is current")
+	assert.Empty(t, r.gh.Dispatches())
+	md := sum.Markdown()
+	assert.Contains(t, md, "Queued again, built for another runtime than the pipeline's")
+	assert.Contains(t, md, "Dry run: nothing was dispatched")
+}
+
 func TestFailedDispatchStaysPending(t *testing.T) {
 	r := newRig(t)
 	state := r.pass(nil, watch.Options{}).State

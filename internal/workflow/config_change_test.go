@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -154,13 +156,13 @@ var configChanges = []configChange{{
 	// ExecuTorch release whose source tree the MediaTek recipe checks out.
 	name: "the ExecuTorch and Python pins",
 	edit: map[string]func(string) string{"config/versions.env": func(s string) string {
-		return replace("PYTHON_VERSION=3.11", "PYTHON_VERSION=3.12")(replace("EXECUTORCH_VERSION=1.4.0", "EXECUTORCH_VERSION=1.5.1")(s))
+		return replace("PYTHON_VERSION=3.11", "PYTHON_VERSION=3.12")(replaceRe(`EXECUTORCH_VERSION=[0-9.]+`, "EXECUTORCH_VERSION=9.8.7")(s))
 	}},
 	files: func() []string { return []string{OutputDir + "/export-mediatek.yml"} },
 	check: func(t *testing.T, after map[string][]byte) {
 		for _, p := range []string{OutputDir + "/export-mediatek.yml"} {
 			job := decode(t, after[p]).jobs()["export"]
-			assert.Equal(t, "pytorch/executorch", step(t, job, "Check out ExecuTorch 1.5.1's source")["with"].(map[string]any)["repository"], p)
+			assert.Equal(t, "pytorch/executorch", step(t, job, "Check out ExecuTorch 9.8.7's source")["with"].(map[string]any)["repository"], p)
 			assert.Equal(t, "./actions/setup-export", step(t, job, "Prepare the runner")["uses"], p)
 		}
 	},
@@ -170,7 +172,7 @@ var configChanges = []configChange{{
 	files: func() []string { return []string{OutputDir + "/export-mediatek.yml"} },
 	check: func(t *testing.T, after map[string][]byte) {
 		job := decode(t, after[OutputDir+"/export-mediatek.yml"]).jobs()["export"]
-		src := step(t, job, "Check out ExecuTorch 1.4.0's source")["with"].(map[string]any)
+		src := step(t, job, "Check out ExecuTorch "+pinned.Version()+"'s source")["with"].(map[string]any)
 		assert.Equal(t, strings.Repeat("ab", 20), src["ref"])
 		assert.Equal(t, "pytorch/executorch", src["repository"])
 	},

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+
 	"github.com/rhysd/actionlint"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -134,7 +136,7 @@ func TestFifthBackendCard(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{
 		"| " + fifthtest.CardTitle + " |", fifthtest.Verified,
-		"The `npu5/` folders hold files for a made-up NPU, built by the test stand-in of ExecuTorch 1.4.0.",
+		"The `npu5/` folders hold files for a made-up NPU, built by the test stand-in of ExecuTorch " + pinned.Version() + ".",
 		"- npu5\n",
 	} {
 		assert.Contains(t, p.Card, want)

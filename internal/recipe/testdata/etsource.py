@@ -204,7 +204,10 @@ def qnn_parser():
     functions("backends/qualcomm/export_utils.py", ["setup_common_args_and_variables"], ns)
     ns.update({k: getattr(consts, k) for k in ("EVAL_MODE", "PROMPT_EVAL", "TASKS_EVAL", "SQNR_EVAL")})
     ns["SUPPORTED_LLM_MODELS"] = qnn_registry()
-    functions("examples/qualcomm/oss_scripts/llama/llama.py", ["_build_parser"], ns)
+    # 1.5's parser defaults its QAT config paths to files beside llama.py
+    llama = "examples/qualcomm/oss_scripts/llama/llama.py"
+    ns.update({"os": os, "__file__": path(llama)})
+    functions(llama, ["_build_parser"], ns)
     return ns["_build_parser"]()
 
 

@@ -5,7 +5,7 @@ tokens left out (pytorch_tokenizers' TiktokenTokenizer appends Llama 3's 256 spe
 after the ranks).
 
 exe-expo test support (e2e/realtool, vendor_test.go). The Hub's meta-llama repos carry
-original/ beside the safetensors, and ExecuTorch 1.4.0's Qualcomm script takes Llama 3.2
+original/ beside the safetensors, and the pinned ExecuTorch's Qualcomm script takes Llama 3.2
 from there (--checkpoint, --params, --tokenizer_model); the tiny test model is a Hub-layout
 folder only, so the test makes the tokenizer file from its tokenizer.json with this script.
 

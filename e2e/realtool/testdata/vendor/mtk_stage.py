@@ -1,4 +1,4 @@
-"""Run a MediaTek LLM export script of ExecuTorch 1.4.0's examples/mediatek (here the LFM2
+"""Run a MediaTek LLM export script of the pinned ExecuTorch's examples/mediatek (here the LFM2
 overlay's lfm2.py) on a machine without the NeuroPilot SDK, to the first call into it.
 exe-expo test support (e2e/realtool, vendor_test.go); never shipped.
 
@@ -18,7 +18,7 @@ Stand-ins, each installed only for what is missing here, and each recorded in th
     from aot_utils/llm_utils/tokenizers_/tokenization_utils_fast.py, MediaTek's copy of
     transformers 4's class. Under transformers 5 that file does not import
     (tokenization_utils_fast.py:37 imports SpecialTokensMixin from
-    transformers.tokenization_utils_base, which transformers 5 removed), and the v1.4.0 files
+    transformers.tokenization_utils_base, which transformers 5 removed), and the kept files
     exe-expo keeps (internal/recipe/testdata/executorch-v1.5.1) do not include tokenizers_ at all.
     When the vendored module cannot be imported, transformers' own PreTrainedTokenizerFast is
     served under its name; the result says why.

@@ -1,4 +1,4 @@
-"""Count the nodes of a saved torch.export program (the QDQ program ExecuTorch 1.4.0's
+"""Count the nodes of a saved torch.export program (the QDQ program the pinned ExecuTorch's
 Qualcomm script saves before lowering, artifact/decode_qdq.pt2) and the quantize and
 dequantize ops among them. exe-expo test support (e2e/realtool, vendor_test.go).
 

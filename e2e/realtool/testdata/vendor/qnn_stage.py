@@ -1,4 +1,4 @@
-"""Run exe-expo's QNN launcher (drivers/qnn_launch.py, and through it ExecuTorch 1.4.0's
+"""Run exe-expo's QNN launcher (drivers/qnn_launch.py, and through it the pinned ExecuTorch's
 Qualcomm llama.py) on a machine without the QNN SDK and without network, changing only what
 the machine lacks. exe-expo test support (e2e/realtool, vendor_test.go); never shipped.
 
@@ -12,6 +12,14 @@ llama.py and every ExecuTorch module) is what a real export runs. This script:
     backends/qualcomm/__init__.py:22-31 would otherwise try to download the SDK's libc++
     and raise "Failed to set up QNN SDK." at import; with the variable set it only prints
     "[QNN] Using QNN SDK at ...", and the first SDK call fails for real later on.
+  - answers the SDK's build-id query as the pinned QAIRT does. From 1.5 the Qualcomm passes
+    that run while the decoders are quantized ask the SDK its version
+    (backends/qualcomm/utils/check_qnn_version.py, PyQnnManagerAdaptor.GetQnnSdkBuildId on
+    $QNN_SDK_ROOT/lib/x86_64-linux-clang/libQnnHtp.so) to gate features on newer SDKs, and
+    that native call aborts the process when the library is missing. The answer is
+    QNN_STAGE_SDK_BUILD_ID (vendor_test.go sets "v" + versions.env's QAIRT_VERSION, the form
+    the SDK's build id takes), so every version gate decides as on a runner with the real
+    SDK; the library itself is still missing, and the lowering still fails opening it.
   - serves the calibration rows locally. The recipe calibrates with `--calib_tasks wikitext
     --calib_limit 1`: dataset/loaders.py's collect_lm_eval_tokens runs lm_eval, whose HFLM
     is made with pretrained="gpt2" (examples/models/llama/evaluate/eager_eval.py:35) and so
@@ -53,6 +61,22 @@ def check_sdk_root():
     log("QNN_SDK_ROOT=%s (empty: no QNN SDK)" % root)
 
 
+def answer_build_id():
+    build = os.environ.get("QNN_STAGE_SDK_BUILD_ID", "")
+    if not build.startswith("v"):
+        raise SystemExit("qnn_stage: QNN_STAGE_SDK_BUILD_ID must give the pinned QAIRT's build id, such as v2.37.0.250724 (it is %r)" % build)
+    adaptor = importlib.import_module("executorch.backends.qualcomm.python.PyQnnManagerAdaptor")
+    real = adaptor.GetQnnSdkBuildId
+
+    def build_id(htp_library_path):
+        if os.path.exists(htp_library_path):
+            return real(htp_library_path)
+        log("the SDK's build id asked of %s: answered %s" % (htp_library_path, build))
+        return build
+
+    adaptor.GetQnnSdkBuildId = build_id
+
+
 def serve_calibration():
     builders = importlib.import_module(LLAMA + ".dataset.builders")
     lm_eval_rows = builders.collect_lm_eval_tokens
@@ -77,6 +101,7 @@ def main():
         raise SystemExit("usage: qnn_stage.py .../qnn_launch.py ARGS...")
     launch = sys.argv[1]
     check_sdk_root()
+    answer_build_id()
     spec = importlib.util.spec_from_file_location("qnn_launch", launch)
     launcher = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(launcher)

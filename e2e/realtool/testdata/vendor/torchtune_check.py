@@ -1,4 +1,4 @@
-"""Check exe-expo's QNN launcher without torchtune against ExecuTorch 1.4.0's real modules.
+"""Check exe-expo's QNN launcher without torchtune against the pinned ExecuTorch's real modules.
 exe-expo test support (e2e/realtool, vendor_test.go); never shipped.
 
 Usage: torchtune_check.py QNN_LAUNCH_PY QWEN2_5_DIR SMOLLM2_DIR WORK
