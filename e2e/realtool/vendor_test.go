@@ -212,6 +212,9 @@ func TestQNNBeforeLowering(t *testing.T) {
 	assert.NotContains(t, log, "Failed to set up QNN SDK")
 	assert.Contains(t, log, "qnn_launch: torchtune: no torchtune (ModuleNotFoundError", "the lock has no torchtune; the launcher serves ExecuTorch's get_mapped_key")
 	assert.NotContains(t, log, "FullModelHFCheckpointer", "the Llama 3.2 path converts nothing with torchtune")
+	// from 1.5 the quantization passes ask the SDK its version: the stand-in answers as the
+	// pinned QAIRT does, so the gates decide as on a runner
+	assert.Contains(t, log, "qnn_stage: the SDK's build id asked of "+filepath.Join(sdkRoot, "lib", "x86_64-linux-clang", "libQnnHtp.so")+": answered v"+qairt(t))
 
 	// Before the stop: the three decoders built from the checkpoint, annotated, calibrated
 	// on the served rows and converted (the quantize stage, as internal/run's QNN stage rules
@@ -222,11 +225,11 @@ func TestQNNBeforeLowering(t *testing.T) {
 		"HybridTextDecoder::__init__ completed in",
 		"calling MultiModalManager::quantize",
 		"qnn_stage: calibration rows served locally in place of lm_eval wikitext (limit 1)",
-		"Calibration complete for prepare_pt2e",
+		"Calibration complete", // 1.4.0 added " for prepare_pt2e"
 		"MultiModalManager::quantize completed in",
 		"calling MultiModalManager::compile",
 		"QDQ EP saved to "+filepath.Join(work, "artifact"),
-		"[ERROR] [Qnn ExecuTorch]: Cannot Open QNN library libQnnHtp.so",
+		"[ERROR] [Qnn ExecuTorch]: Cannot Open QNN library ", // 1.5 names the library by its path under QNN_SDK_ROOT
 		"Traceback (most recent call last):",
 		"RuntimeError: Failed to initialize QNN backend for kHtpBackend",
 	)

@@ -42,8 +42,8 @@ func Card(reports []placed) string {
 }
 
 // loadsOn says, for each ExecuTorch release the files were made with, the runtimes that
-// load them without a warning (internal/runtimecompat): "made with ExecuTorch 1.5.1, they
-// load on 1.5.1 to 1.6.x".
+// load them without a warning (internal/runtimecompat): "made with ExecuTorch 2.3.1, they
+// load on 2.3.1 to 2.4.x".
 func loadsOn(rs []placed) string {
 	var made []string
 	for _, p := range rs {

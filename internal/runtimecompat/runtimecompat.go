@@ -5,7 +5,7 @@
 // one minor older), and it sits inside ExecuTorch's own runtime compatibility policy
 // (runtime/COMPATIBILITY.md: a file runs on the release it was made with and at least the
 // next non-patch release; a newer file on an older runtime is not guaranteed). So a file
-// made with 1.5.1 loads quietly on 1.5.1 up to, not including, 1.7.0: "1.5.1 to 1.6.x".
+// made with 2.3.1 loads quietly on 2.3.1 up to, not including, 2.5.0: "2.3.1 to 2.4.x".
 // docs/research/runtime-compat.md keeps the evidence.
 package runtimecompat
 
@@ -18,8 +18,8 @@ import (
 // Version is an ExecuTorch release, major.minor.patch.
 type Version struct{ Major, Minor, Patch int }
 
-// Parse reads "1.5.1" (a missing patch is 0: "1.6" is 1.6.0). A pre-release or local
-// suffix ("1.5.1+cpu", "1.6.0rc1") is refused: the rule is for releases.
+// Parse reads "2.3.1" (a missing patch is 0: "2.4" is 2.4.0). A pre-release or local
+// suffix ("2.3.1+cpu", "2.4.0rc1") is refused: the rule is for releases.
 func Parse(s string) (Version, error) {
 	parts := strings.Split(s, ".")
 	if len(parts) < 2 || len(parts) > 3 {
@@ -65,7 +65,7 @@ func LoadsOn(built string) (Range, error) {
 	return Range{From: v.String(), Before: Version{v.Major, v.Minor + 2, 0}.String()}, nil
 }
 
-// String is the range as the card says it: "1.5.1 to 1.6.x".
+// String is the range as the card says it: "2.3.1 to 2.4.x".
 func (r Range) String() string {
 	b, err := Parse(r.Before)
 	if err != nil {
