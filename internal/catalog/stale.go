@@ -2,7 +2,8 @@ package catalog
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Stale is a published folder whose files were built for another runtime than the one the
@@ -17,9 +18,9 @@ type Stale struct {
 // folder. `catalog --check` prints them and `watch` queues their rebuild, from this one list.
 func (c *Catalog) Stale(want func(backend string) Runtime) []Stale {
 	var out []Stale
-	for _, repo := range sortedKeys(c.Models) {
+	for _, repo := range slices.Sorted(maps.Keys(c.Models)) {
 		m := c.Models[repo]
-		for _, folder := range sortedKeys(m.Folders) {
+		for _, folder := range slices.Sorted(maps.Keys(m.Folders)) {
 			f := m.Folders[folder]
 			if w := want(f.Backend); f.Runtime != w {
 				out = append(out, Stale{Repo: repo, Source: m.Source, Folder: folder, Built: f, Want: w})
@@ -33,13 +34,4 @@ func (c *Catalog) Stale(want func(backend string) Runtime) []Stale {
 func (s Stale) String() string {
 	return fmt.Sprintf("%s/%s was built for %s; the pipeline builds for %s now: due for a rebuild (watch queues it)",
 		s.Repo, s.Folder, s.Built.Runtime, s.Want)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
