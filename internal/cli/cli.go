@@ -131,6 +131,7 @@ func commandList() []Command {
 		costsCommand(),
 		exportCommand(),
 		gateCommand(),
+		handoffCommand(),
 		inspectCommand(),
 		planCommand(),
 		publishCommand(),

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,4 +95,28 @@ func TestJobLimitIsTheWorkflows(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTemplatesOnlyWire: what a check step hands on (the files, every skipped window, the
+// fp32 fallback's windows, the reports publish reads) is derived by `exe-expo handoff`, a
+// Go command with tests, so the templates read at most three named fields with jq and
+// filter, merge or pick nothing in shell.
+func TestTemplatesOnlyWire(t *testing.T) {
+	jq := regexp.MustCompile(`\bjq\b[^\n]*`)
+	read := regexp.MustCompile(`^jq (-[a-z] )*\.[a-z_]+(\.[a-z_]+)* "[^"]+"$`)
+	paths, err := filepath.Glob(filepath.Join(root, "workflows-src", "*.tmpl"))
+	require.NoError(t, err)
+	reads := 0
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		for _, use := range jq.FindAll(data, -1) {
+			assert.Regexp(t, read, string(use), "%s: jq may only read a named field", filepath.Base(p))
+			reads++
+		}
+	}
+	assert.LessOrEqual(t, reads, 3, "jq reads in the templates")
+	export, err := os.ReadFile(filepath.Join(root, "workflows-src", "export.yml.tmpl"))
+	require.NoError(t, err)
+	assert.Equal(t, 2, strings.Count(string(export), "exe-expo handoff out"), "verify and the fp32 fallback's check hand on through exe-expo handoff")
 }

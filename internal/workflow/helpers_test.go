@@ -1,6 +1,7 @@
 package workflow
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,7 +10,18 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
+
+	"github.com/experimentalmachines/exe-expo/internal/cli"
 )
+
+// TestMain runs the test binary as the real exe-expo when a step's stand-in hands it a
+// command (EXE_EXPO_WORKFLOW_CLI=1): the check steps' handoff is tested for real.
+func TestMain(m *testing.M) {
+	if os.Getenv("EXE_EXPO_WORKFLOW_CLI") == "1" {
+		os.Exit(cli.Main(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 // root is the repository this package sits in: its config/, workflows-src/ and .github/ are
 // the generator's real input and output.

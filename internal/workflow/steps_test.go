@@ -20,11 +20,13 @@ import (
 // These tests run the committed run: scripts with bash as Actions does (-eo pipefail),
 // with a stand-in exe-expo on PATH that answers what a test gives it and records its
 // arguments, so the wiring between the plan, the export legs and the checks is tested for
-// real: jq filters, exit codes, outputs.
+// real: exit codes, outputs. The checks' handoff is the real command: the stand-in hands
+// it to this test binary, which runs the CLI (TestMain).
 
 // stub is a stand-in exe-expo: it prints stdout and stderr and exits with rc, or, for
-// inspect, fails the files whose name starts with "bad".
+// inspect, fails the files whose name starts with "bad"; handoff runs for real.
 const stub = `#!/bin/sh
+if [ "$1" = handoff ]; then EXE_EXPO_WORKFLOW_CLI=1 exec "$EXE_EXPO_TEST_BINARY" "$@"; fi
 printf '%s\n' "$*" >> "$STUB_ARGS"
 res="" prev=""
 for a in "$@"; do
@@ -84,14 +86,16 @@ type answer struct {
 func runStep(t *testing.T, script string, env map[string]string, ans answer, prepare func(dir string)) stepRun {
 	t.Helper()
 	bash := needTool(t, "bash")
-	needTool(t, "jq")
 	dir, bin := t.TempDir(), t.TempDir()
 	if prepare != nil {
 		prepare(dir)
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(bin, "exe-expo"), []byte(stub), 0o755))
 	files := map[string]string{"STUB_STDOUT": ans.stdout, "STUB_STDERR": ans.stderr, "STUB_RESULT": ans.result, "STUB_GATE_RESULT": ans.gateResult, "GITHUB_OUTPUT": "", "STUB_ARGS": ""}
-	vars := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "RUNNER_TEMP=" + t.TempDir(), "STUB_RC=" + strconv.Itoa(ans.rc)}
+	self, err := os.Executable()
+	require.NoError(t, err)
+	vars := []string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "RUNNER_TEMP=" + t.TempDir(), "STUB_RC=" + strconv.Itoa(ans.rc),
+		"EXE_EXPO_TEST_BINARY=" + self}
 	for name, content := range files {
 		p := filepath.Join(t.TempDir(), name)
 		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
@@ -114,17 +118,36 @@ func runStep(t *testing.T, script string, env map[string]string, ans answer, pre
 	}
 	gh, err := os.ReadFile(files["GITHUB_OUTPUT"])
 	require.NoError(t, err)
-	for _, line := range strings.Split(strings.TrimSpace(string(gh)), "\n") {
-		if k, v, ok := strings.Cut(line, "="); ok {
-			r.outputs[k] = v
-		}
-	}
+	r.outputs = githubOutputs(t, string(gh))
 	args, err := os.ReadFile(files["STUB_ARGS"])
 	require.NoError(t, err)
 	if a := strings.TrimSpace(string(args)); a != "" {
 		r.args = strings.Split(a, "\n")
 	}
 	return r
+}
+
+// githubOutputs reads a $GITHUB_OUTPUT file as the runner does: name=value lines, and
+// name<<DELIMITER blocks ending at a line that is the delimiter.
+func githubOutputs(t *testing.T, text string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i := 0; i < len(lines); i++ {
+		if name, delim, ok := strings.Cut(lines[i], "<<"); ok && !strings.Contains(name, "=") {
+			var value []string
+			for i++; i < len(lines) && lines[i] != delim; i++ {
+				value = append(value, lines[i])
+			}
+			require.Less(t, i, len(lines), "the output %s has no closing %s", name, delim)
+			out[name] = strings.Join(value, "\n")
+			continue
+		}
+		if k, v, ok := strings.Cut(lines[i], "="); ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 type legWindow struct {
@@ -341,7 +364,7 @@ func TestVerifyFallbackStep(t *testing.T) {
 				}
 			})
 			assert.Equal(t, tc.code, r.code, r.log)
-			assert.Equal(t, tc.fp32, r.outputs["fp32"])
+			assert.Equal(t, tc.fp32, r.outputs["checked"])
 			assert.Equal(t, tc.files, r.outputs["files"])
 			var windows []int
 			for _, l := range legs(t, r.outputs["skipped"]) {
