@@ -233,9 +233,11 @@ func labels(t *testing.T, root string) []string {
 	return out
 }
 
-// setOutput finds the last value a job step set for name (act logs "::set-output:: name=value").
+// setOutput finds the last value a step of the job named job (not of a job whose name only
+// starts so: "Verify" is not "Verify the fp32 fallback") set for name (act logs
+// "::set-output:: name=value").
 func setOutput(log, job, name string) (string, bool) {
-	re := regexp.MustCompile(`(?m)^\[[^\]]*/` + regexp.QuoteMeta(job) + `[^\]]*\]\s+⚙\s+::set-output:: ` + regexp.QuoteMeta(name) + `=(.*)$`)
+	re := regexp.MustCompile(`(?m)^\[[^\]]*/` + regexp.QuoteMeta(job) + ` *\]\s+⚙\s+::set-output:: ` + regexp.QuoteMeta(name) + `=(.*)$`)
 	m := re.FindAllStringSubmatch(log, -1)
 	if m == nil {
 		return "", false
