@@ -285,6 +285,10 @@ func TestExportWorkflowUnderAct(t *testing.T) {
 	assert.Contains(t, string(card), "Qwen3-0.6B")
 	assert.Contains(t, string(card), "\nlicense: apache-2.0\n", "the source card's license in the front matter")
 	assert.Contains(t, string(card), "distributed under the same terms (apache-2.0).")
+	assert.Regexp(t, "(?m)^- `xnnpack/` 32k: .*(memory|RAM|swap)", string(card), "the card says why the skipped window is missing")
+	cfgJSON, err := srv.FileBytes(out, "main", "xnnpack/config.json")
+	require.NoError(t, err)
+	assert.Contains(t, string(cfgJSON), `"context": 32768`, "config.json lists the skipped window")
 
 	raw, ok := setOutput(log, "Verify", "skipped")
 	require.True(t, ok, "verify set no skipped output:\n%s", tail(log, 60))

@@ -22,13 +22,15 @@ func publishCommand() Command {
 	return Command{
 		Name:    "publish",
 		Summary: "publish exported windows to the model's Hugging Face repo (one commit per window)",
-		Usage:   "REPORT_DIR [--backend " + strings.Join(backend.NamesOf(backend.Exportable()), "|") + "] [--context N] [--repo ORG/NAME] [--dry-run] [--release] [--config DIR]",
+		Usage:   "REPORT_DIR [--backend " + strings.Join(backend.NamesOf(backend.Exportable()), "|") + "] [--context N] [--repo ORG/NAME] [--skipped JSON]... [--dry-run] [--release] [--config DIR]",
 		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
 			backendName := fs.String("backend", "", "publish only this backend's reports (default: every report in REPORT_DIR)")
 			window := fs.Int("context", 0, "publish only this window, in tokens (default: every window in REPORT_DIR)")
 			repo := fs.String("repo", "", "Hub repo to publish to (default: each report's output_repo)")
 			dry := fs.Bool("dry-run", false, "print the commit each window would make (files, sizes, the model card's diff) and write nothing")
 			cfgDir := fs.String("config", "", "directory holding pipeline.yaml and versions.env, whose windows a report must have (default: the embedded config)")
+			var skipped listFlag
+			fs.Var(&skipped, "skipped", "a JSON list of windows not built, as a result's outputs list them (repeat): each folder's config.json and the card say why")
 			rel := fs.Bool("release", false, "also make each window a GitHub release of $GITHUB_REPOSITORY (token: $GH_TOKEN), files over 2 GiB linked on the Hub")
 			return func(env Env, args []string) error {
 				if len(args) != 1 {
@@ -45,8 +47,16 @@ func publishCommand() Command {
 						return failf(ExitFailed, "publish: %w", err)
 					}
 				}
+				var notBuilt []result.Skipped
+				for _, s := range skipped {
+					var list []result.Skipped
+					if err := decodeList("--skipped", s, &list); err != nil {
+						return failf(ExitFailed, "publish: %w", err)
+					}
+					notBuilt = append(notBuilt, list...)
+				}
 				maskTokens(env)
-				return runPublish(env, publishRun{dir: args[0], backend: *backendName, window: *window, repo: *repo, dry: *dry, release: *rel, cfgDir: *cfgDir})
+				return runPublish(env, publishRun{dir: args[0], backend: *backendName, window: *window, repo: *repo, dry: *dry, release: *rel, cfgDir: *cfgDir, skipped: notBuilt})
 			}
 		},
 	}
@@ -57,6 +67,8 @@ type publishRun struct {
 	dir, backend, repo, cfgDir string
 	window                     int
 	dry, release               bool
+	// skipped are the run's windows not built, with why (--skipped)
+	skipped []result.Skipped
 }
 
 // runPublish loads every window first, so a refusal of any stops the run before the Hub
@@ -80,6 +92,7 @@ func runPublish(env Env, o publishRun) error {
 		if err != nil {
 			return failf(ExitFailed, "publish: %w", err)
 		}
+		w.SetSkipped(o.skipped)
 		wins = append(wins, w)
 	}
 	c := env.Hub

@@ -60,8 +60,10 @@ func TestPublishCommand(t *testing.T) {
 	t.Setenv("GITHUB_OUTPUT", "")
 	dir := exportedWindow(t, true)
 
-	code, out, errs := run(t, "publish", dir, "--dry-run")
+	code, out, errs := run(t, "publish", dir, "--dry-run", "--skipped", `[{"window":32768,"reason":"over the job limit"},{"window":8192,"soc":"SM8750","reason":"not this folder"}]`)
 	require.Equal(t, ExitOK, code, errs)
+	assert.Contains(t, out, "+- `xnnpack/` 32k: over the job limit\n", "the card lists the folder's window not built")
+	assert.NotContains(t, out, "not this folder")
 	assert.Contains(t, out, `would commit "xnnpack 4k: HuggingFaceTB/SmolLM2-360M-Instruct@a10cc1512eab" to `+publishRepo+" on a new repo")
 	assert.Contains(t, out, "add    xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte (0.00 GB, 41 bytes)")
 	assert.Contains(t, out, "+# SmolLM2-360M-Instruct for ExecuTorch")
@@ -118,6 +120,7 @@ func TestPublishCommandRefusals(t *testing.T) {
 			return []string{exportedWindow(t, true), "--release"}
 		}, "publish: --release: a GitHub release needs GITHUB_REPOSITORY set to owner/name"},
 		{"release in a dry run", func(t *testing.T) []string { return []string{exportedWindow(t, true), "--release", "--dry-run"} }, "takes no --release"},
+		{"skipped windows that are not JSON", func(t *testing.T) []string { return []string{exportedWindow(t, true), "--skipped", "32768"} }, "--skipped is not a JSON list"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

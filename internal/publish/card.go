@@ -21,7 +21,11 @@ var baseTags = []string{"android", "executorch", "on-device", "openweights"}
 // Card renders the repo's README.md from every export report in it: the files table, the
 // memory each window costs, how each file was made and the license terms, so the card
 // never describes a file the repo does not hold.
-func Card(reports []placed) string {
+func Card(reports []placed) string { return CardWith(reports, nil) }
+
+// CardWith is Card with the windows each folder did not build (folder → windows), listed
+// with their reasons under the files.
+func CardWith(reports []placed, skipped map[string][]SkippedWindow) string {
 	rs := sortForCard(reports)
 	if len(rs) == 0 {
 		return ""
@@ -34,6 +38,7 @@ func Card(reports []placed) string {
 	fmt.Fprintf(&b, "ExecuTorch exports of [%s](%s%s) (%s) for on-device inference with the [openweights](https://github.com/alpharomercoma/openweights) Android app or any ExecuTorch runtime that loads them: %s.\n\n",
 		src.ID, hubURL, src.ID, revisions(rs), loadsOn(rs))
 	files(&b, rs)
+	notBuilt(&b, skipped)
 	memory(&b, rs)
 	phones(&b, rs)
 	made(&b, rs)

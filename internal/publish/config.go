@@ -31,6 +31,9 @@ type BackendConfig struct {
 	Phones        []config.PhoneFit `json:"phones,omitempty"`
 	QNNSDKVersion string            `json:"qnn_sdk_version,omitempty"`
 	NeuroPilotSDK *NeuroPilotSDK    `json:"neuropilot_sdk,omitempty"`
+	// Skipped are the folder's windows that were not built, with why; the app reads only
+	// variants and ignores it.
+	Skipped []SkippedWindow `json:"skipped,omitempty"`
 }
 
 // NeuroPilotSDK names the SDK a MediaTek folder's files were compiled with.
@@ -84,7 +87,10 @@ type placed struct {
 func (p placed) folder() string { return path.Dir(p.Path) }
 
 // buildConfig renders folder's config.json from its reports.
-func buildConfig(reports []placed) ([]byte, error) {
+func buildConfig(reports []placed) ([]byte, error) { return folderConfig(reports, nil) }
+
+// folderConfig renders folder's config.json from its reports and its skipped windows.
+func folderConfig(reports []placed, skipped []SkippedWindow) ([]byte, error) {
 	if len(reports) == 0 {
 		return nil, fmt.Errorf("no export report to build config.json from")
 	}
@@ -108,6 +114,7 @@ func buildConfig(reports []placed) ([]byte, error) {
 		c.Variants = append(c.Variants, variants(p.Report)...)
 	}
 	c.Phones = folderPhones(rs)
+	c.Skipped = skipped
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode config.json: %w", err)

@@ -198,14 +198,23 @@ func checkConsistent(t testing.TB, st repoState) []placed {
 		}
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Path < all[j].Path })
+	skipped := map[string][]SkippedWindow{}
 	for folder, rs := range folders {
-		want, err := buildConfig(rs)
+		var said BackendConfig
+		require.NoError(t, json.Unmarshal(st.files[folder+"/config.json"], &said), folder)
+		for _, s := range said.Skipped {
+			for _, r := range rs {
+				require.NotEqual(t, r.Report.Window.Context, s.Context, "%s lists window %d as skipped and holds it", folder, s.Context)
+			}
+		}
+		skipped[folder] = said.Skipped
+		want, err := folderConfig(rs, said.Skipped)
 		require.NoError(t, err)
 		require.Equal(t, string(want), string(st.files[folder+"/config.json"]), "config.json of %s", folder)
 		listed[folder+"/config.json"] = true
 	}
 	if len(all) > 0 {
-		require.Equal(t, Card(all), string(st.files["README.md"]))
+		require.Equal(t, CardWith(all, skipped), string(st.files["README.md"]))
 	}
 	for p := range st.files {
 		if strings.Contains(p, "/") {

@@ -107,6 +107,7 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 	reports := []placed{{Path: w.ReportPath, Report: w.Report}}
 	var stale []string
 	var siblings []hub.Sibling
+	skipped := map[string][]SkippedWindow{}
 	if head != "" {
 		// blobs=true: the siblings' blob ids tell which files changed since an earlier read.
 		info, err := c.ModelInfo(ctx, w.Repo, hub.InfoOptions{Revision: head, Blobs: true})
@@ -135,6 +136,11 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 				}
 				reports = append(reports, placed{Path: s.Path, Report: r})
 			}
+			if isFolderConfig(s.Path) {
+				if skipped[path.Dir(s.Path)], err = w.skippedIn(ctx, c, head, s); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	var folder []placed
@@ -143,11 +149,12 @@ func Build(ctx context.Context, c *hub.Client, w *Window, head string) (*Plan, e
 			folder = append(folder, r)
 		}
 	}
-	cfg, err := buildConfig(folder)
+	skipped[w.Folder] = mergeSkipped(skipped[w.Folder], w.Skipped, folder)
+	cfg, err := folderConfig(folder, skipped[w.Folder])
 	if err != nil {
 		return nil, err
 	}
-	p.Card = Card(reports)
+	p.Card = CardWith(reports, skipped)
 	p.Add = append(append([]hub.CommitFile(nil), w.Files...),
 		hub.CommitFile{PathInRepo: path.Join(w.Folder, "config.json"), Content: cfg})
 	p.Add = append(p.Add, w.Root...)

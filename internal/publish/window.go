@@ -33,6 +33,9 @@ type Window struct {
 	Files []hub.CommitFile
 	// Root are the files every window shares at the repo root.
 	Root []hub.CommitFile
+	// Skipped are the windows of Folder this run did not build, with why (SetSkipped):
+	// the folder's config.json and the card list them.
+	Skipped []SkippedWindow
 
 	// seen are the repo files an earlier Build read, by blob id (Window.read).
 	seen map[string]seenFile
