@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	exeexpo "github.com/experimentalmachines/exe-expo"
 	"github.com/experimentalmachines/exe-expo/internal/cli"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/plan"
@@ -246,4 +247,61 @@ func TestSizeWindowPlansTheFallback(t *testing.T) {
 
 	s = newStep(t, map[string]string{"model-id": "Qwen/Qwen3-0.6B", "backend": "vulkan", "fallback": path})
 	assert.Equal(t, cli.ExitFailed, SizeWindow(s.envWith(RunCLI)), "a backend without fp32 rows cannot fall back")
+}
+
+// TestSizeWindowLeavesOutForTheAppsList runs the real CLI offline with a pipeline that
+// builds MediaTek for a second chip (MT6989): Qwen3-1.7B's files would then be more than
+// the 40 the app lists, so the plan leaves QNN's windows out of the repo first (the app
+// never runs them), then the longest MediaTek ones. Each backend's size-window, planning
+// alone, reports those windows as skipped with the rule, and keeps them out of its matrix.
+func TestSizeWindowLeavesOutForTheAppsList(t *testing.T) {
+	t.Setenv("EXE_EXPO_OFFLINE", "1")
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	dir := t.TempDir()
+	for _, name := range []string{config.PipelineFile, config.VersionsFile} {
+		b, err := exeexpo.ConfigFS.ReadFile("config/" + name)
+		require.NoError(t, err)
+		if name == config.PipelineFile {
+			require.Equal(t, 1, strings.Count(string(b), "socs: [MT6991]"), "the default builds one MediaTek chip")
+			b = []byte(strings.Replace(string(b), "socs: [MT6991]", "socs: [MT6991, MT6989]", 1))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	cfg, err := config.Load(dir)
+	require.NoError(t, err)
+	src, _, err := source.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", nil)
+	require.NoError(t, err)
+	p := plan.Build(cfg, src, "")
+	require.NotNil(t, p.Layout)
+	require.Greater(t, p.Layout.Planned, p.Layout.Limit, "two MediaTek chips put more files in the repo than the app lists")
+	require.LessOrEqual(t, p.Layout.Files, p.Layout.Limit)
+	require.NotEmpty(t, p.Layout.LeftOut)
+	assert.Equal(t, "qnn", p.Layout.LeftOut[0].Backend, "the files the app never runs go first")
+
+	for _, name := range []string{"qnn", "mediatek"} {
+		s := newStep(t, map[string]string{"model-id": "Qwen/Qwen3-1.7B", "backend": name, "config": dir})
+		require.Equal(t, cli.ExitOK, SizeWindow(s.envWith(RunCLI)), "log: %s\nstderr: %s", s.log.String(), s.stderr.String())
+		out := s.outputs(t)
+		var windows []result.Window
+		var skipped []result.Skipped
+		require.NoError(t, json.Unmarshal([]byte(out["windows"]), &windows))
+		require.NoError(t, json.Unmarshal([]byte(out["skipped"]), &skipped))
+		reasons := map[int]string{}
+		for _, sk := range skipped {
+			reasons[sk.Window] = sk.Reason
+		}
+		left := 0
+		for _, o := range p.Layout.LeftOut {
+			if o.Backend != name {
+				continue
+			}
+			left++
+			assert.Contains(t, reasons[o.Window], "left out of the repo: the app lists only the 40 smallest .pte files of a repo (docs/research/app-rules.md, rule 2)", "%s %d", name, o.Window)
+			for _, w := range windows {
+				assert.NotEqual(t, o.Window, w.Window, "%s: a window left out is not in the matrix", name)
+			}
+		}
+		assert.Positive(t, left, "%s loses a window", name)
+	}
 }

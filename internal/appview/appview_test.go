@@ -332,7 +332,8 @@ func TestQNNFilesAreNotHeldToTheAppsWindow(t *testing.T) {
 // and nothing is refused. A second MediaTek chip would push every CPU and GPU file out,
 // and a window's last chunk with them. The layout holds windows the plan now skips
 // (MediaTek 32k for memory, QNN 8k to 32k past the job limit): the 34 files it builds
-// all fall within the 40, and every one the app runs is listed.
+// all fall within the 40, and every one the app runs is listed. (plan lays the repo out so
+// that a second chip cannot do that: internal/plan TestFullQwen3Layout.)
 func TestFullQwen3Plan(t *testing.T) {
 	repo := seedRepo(t, "plan-Qwen3-1.7B.json")
 	built := repo

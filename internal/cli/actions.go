@@ -96,6 +96,9 @@ func planSummary(p *plan.Plan) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", bp.Title, strings.Join(ok, "<br>"), strings.Join(skip, "<br>"))
 	}
+	if p.Layout != nil {
+		fmt.Fprintf(&b, "\nRepo layout (every backend): %s\n", p.Layout.Line())
+	}
 	return b.String()
 }
 

@@ -74,8 +74,7 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 		}
 		bp.Rows = append(bp.Rows, row)
 	}
-	bp.Phones = phoneTable(cfg, bp.Rows)
-	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
+	bp.tally(cfg)
 	if fallbackApplies(b, d) {
 		for _, w := range b.Windows(cfg) {
 			row, err := Estimate(cfg, src, m, b, "fp32", w)
@@ -87,6 +86,13 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 			bp.Fallback = append(bp.Fallback, row)
 		}
 	}
+}
+
+// tally sums what the backend's built windows give: the phone table and the export cost.
+// It runs again when the repo's layout leaves a window out.
+func (bp *BackendPlan) tally(cfg *config.Config) {
+	bp.Phones = phoneTable(cfg, bp.Rows)
+	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
 }
 
 // jobTimer prices one backend's export jobs from its fitted export times and holds each

@@ -4,12 +4,14 @@
 package plan
 
 import (
+	"math"
+
+	"github.com/experimentalmachines/exe-expo/internal/appview"
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/sizing"
-	"math"
 )
 
 // Plan is the whole answer for one model.
@@ -33,6 +35,10 @@ type Plan struct {
 	PhoneBudgetBytes   int64         `json:"phone_budget_bytes"`
 	PhoneOverheadBytes int64         `json:"phone_runtime_overhead_bytes"`
 	Backends           []BackendPlan `json:"backends"`
+	// Layout is the repo's .pte files held against the app's list, over every backend the
+	// verdict allows even when Backends shows one: each backend's workflow plans alone, and
+	// all must leave the same windows out. Nil when no window is sized.
+	Layout *Layout `json:"repo_layout,omitempty"`
 	// Jobs, Minutes and USD sum the backends' export costs: what a run of every backend
 	// shown would cost, before it is dispatched.
 	Jobs    int     `json:"export_jobs"`
@@ -110,7 +116,9 @@ type Row struct {
 	ExportUSD     float64 `json:"export_usd,omitempty"`
 }
 
-// Build computes the plan of a loaded source. only, when set, limits the backends shown.
+// Build computes the plan of a loaded source. only, when set, limits the backends shown;
+// the repo's layout (Layout) is decided over every backend first, so that each backend's
+// plan alone leaves out of the repo the same windows as the plan of them all.
 func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 	v := backend.Evaluate(cfg, src)
 	p := &Plan{SchemaVersion: SchemaVersion, Model: src.ID, Revision: src.Revision, RevisionNote: src.RevisionNote, Origin: src.Origin, Verdict: v, Params: src.Params,
@@ -126,20 +134,45 @@ func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 			p.ArchError = err.Error()
 		}
 	}
+	all := make([]BackendPlan, 0, len(v.Backends))
 	for _, bv := range v.Backends {
-		if only != "" && bv.Backend != only {
-			continue
-		}
 		b := backend.ByName(bv.Backend)
 		bp := BackendPlan{Backend: bv.Backend, Title: b.Title, OK: bv.OK, Reason: bv.Reason}
 		if bv.OK && sm != nil {
 			fillBackend(cfg, src, *sm, b, &bp)
+		}
+		all = append(all, bp)
+	}
+	p.Layout = layOut(cfg, all)
+	for _, bp := range all {
+		if only != "" && bp.Backend != only {
+			continue
 		}
 		p.Backends = append(p.Backends, bp)
 		p.Jobs, p.Minutes, p.USD = p.Jobs+bp.Jobs, p.Minutes+bp.Minutes, p.USD+bp.USD
 	}
 	p.USD = math.Round(p.USD*100) / 100
 	return p
+}
+
+// layOut lays the backends' windows out in the one repo they share (LayOut) and, for each
+// backend that lost a window, recomputes what a skipped window changes: the phone table
+// and the cost. Nil when no window is sized.
+func layOut(cfg *config.Config, backends []BackendPlan) *Layout {
+	l := LayOut(backends, appview.MaxListed)
+	if l.Planned == 0 {
+		return nil
+	}
+	shed := map[string]bool{}
+	for _, o := range l.LeftOut {
+		shed[o.Backend] = true
+	}
+	for i := range backends {
+		if shed[backends[i].Backend] {
+			backends[i].tally(cfg)
+		}
+	}
+	return &l
 }
 
 func summarize(m *sizing.Model) *ArchSummary {

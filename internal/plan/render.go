@@ -58,6 +58,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 		ew.printf("\n")
 		tables = b.writeText(ew) || tables
 	}
+	if p.Layout != nil {
+		ew.printf("\nRepo layout (every backend): %s\n", p.Layout.Line())
+	}
 	if p.Jobs > 0 {
 		ew.printf("\nExport cost of every window to build above: %s (measured export times and runner prices in pipeline.yaml; a skipped window costs nothing)\n", CostLine(p.Jobs, p.Minutes, p.USD))
 	}
