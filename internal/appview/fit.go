@@ -49,7 +49,7 @@ type Phone struct {
 func Phones(classes []config.PhoneClass) []Phone {
 	out := make([]Phone, len(classes))
 	for i, c := range classes {
-		out[i] = Phone{RAMGiB: c.RAMGiB, AppBytes: c.AppBytes}
+		out[i] = Phone{RAMGiB: c.RAMGiB, AppBytes: c.Budget()}
 	}
 	return out
 }

@@ -83,6 +83,9 @@ type Backend struct {
 
 // Size is one window's figures by the backend's size model.
 type Size struct {
+	// KVCache is how the file keeps its KV cache (sizing.KVFP32 or KVInt8); empty for the
+	// NPU backends, whose caches are their own 16-bit ones.
+	KVCache                       string
 	KVBytesPerToken, KVCacheBytes int64
 	PTEBytes                      int64
 	// Chunks are per-chunk file sizes, EmbeddingBytes a side table (both in PTEBytes).

@@ -79,18 +79,48 @@ type Export struct {
 }
 
 // PhoneClass is a handset RAM class and the bytes it leaves to the app that runs the model.
+// ProcessLimitBytes is a vendor's cap on one process's memory, which kills the app's
+// process past it whatever the phone's RAM leaves free (the app's own measurements on 12 GB
+// phones, docs/research/phone-measurements.md); 0 where no cap is known.
 type PhoneClass struct {
-	RAMGiB   int   `yaml:"ram_gib" json:"ram_gib"`
-	AppBytes int64 `yaml:"app_bytes" json:"app_bytes"`
+	RAMGiB            int   `yaml:"ram_gib" json:"ram_gib"`
+	AppBytes          int64 `yaml:"app_bytes" json:"app_bytes"`
+	ProcessLimitBytes int64 `yaml:"process_limit_bytes" json:"process_limit_bytes,omitempty"`
+}
+
+// Budget is what the class lets one model's process hold: its share for the app, or the
+// vendor's per-process limit where that is lower.
+func (c PhoneClass) Budget() int64 {
+	if c.ProcessLimitBytes > 0 && c.ProcessLimitBytes < c.AppBytes {
+		return c.ProcessLimitBytes
+	}
+	return c.AppBytes
 }
 
 // LLMRecipe is the export_llm recipe shared by XNNPACK and Vulkan.
 type LLMRecipe struct {
-	QMode             string   `yaml:"qmode"`
-	GroupSize         int      `yaml:"group_size"`
-	EmbeddingQuantize string   `yaml:"embedding_quantize"`
-	EmbeddingHQQ      bool     `yaml:"embedding_hqq"`
-	Runners           []string `yaml:"runners"`
+	QMode             string `yaml:"qmode"`
+	GroupSize         int    `yaml:"group_size"`
+	EmbeddingQuantize string `yaml:"embedding_quantize"`
+	EmbeddingHQQ      bool   `yaml:"embedding_hqq"`
+	// Int8KVFrom is the smallest window whose file keeps its KV cache in int8 (export_llm's
+	// quantize_kv_cache); shorter windows keep it in fp32, and 0 keeps every window's in
+	// fp32. KVCacheFor applies it.
+	Int8KVFrom int      `yaml:"int8_kv_cache_from"`
+	Runners    []string `yaml:"runners"`
+}
+
+// KVCacheFor is how a file of this recipe at window w keeps its KV cache: "int8" from
+// Int8KVFrom up, "fp32" below it, and always "fp32" for the fp32 recipe (the fallback that
+// replaces a quantized file the checks refused keeps nothing quantized).
+func (r LLMRecipe) KVCacheFor(qmode string, w int) string {
+	if qmode == "" {
+		qmode = r.QMode
+	}
+	if qmode == "fp32" || r.Int8KVFrom <= 0 || w < r.Int8KVFrom {
+		return "fp32"
+	}
+	return "int8"
 }
 
 // QNNRecipe drives ExecuTorch's Qualcomm LLM script.

@@ -175,9 +175,44 @@ func TestPhoneClasses(t *testing.T) {
 func TestPhoneTable(t *testing.T) {
 	classes := []PhoneClass{{RAMGiB: 4, AppBytes: 2_000}, {RAMGiB: 8, AppBytes: 5_000}, {RAMGiB: 16, AppBytes: 10_000}}
 	resident := map[int]int64{2048: 2_500, 4096: 3_000, 8192: 5_000, 16384: 12_000}
-	assert.Equal(t, []PhoneFit{{4, 2_000, 0}, {8, 5_000, 8192}, {16, 10_000, 8192}}, PhoneTable(classes, resident))
+	assert.Equal(t, []PhoneFit{{RAMGiB: 4, AppBytes: 2_000}, {RAMGiB: 8, AppBytes: 5_000, Window: 8192}, {RAMGiB: 16, AppBytes: 10_000, Window: 8192}},
+		PhoneTable(classes, resident))
 	assert.Equal(t, []int{8, 16}, Fits(classes, 5_000))
 	assert.Equal(t, []int{}, Fits(classes, 10_001))
+}
+
+// TestProcessLimit: a vendor's per-process limit below the class's share is the class's
+// budget, at its edge: a window one byte over it does not fit, one at it does; a limit above
+// the share changes nothing.
+func TestProcessLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		limit    int64
+		resident int64
+		window   int
+		fits     []int
+		limited  bool
+	}{
+		{"at the limit", 6_000, 6_000, 8192, []int{12}, true},
+		{"a byte over the limit", 6_000, 6_001, 0, []int{}, true},
+		{"a limit above the share", 8_000, 7_000, 8192, []int{12}, false},
+		{"no limit", 0, 7_000, 8192, []int{12}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			classes := []PhoneClass{{RAMGiB: 12, AppBytes: 7_000, ProcessLimitBytes: tc.limit}}
+			got := PhoneTable(classes, map[int]int64{8192: tc.resident})
+			require.Len(t, got, 1)
+			assert.Equal(t, tc.window, got[0].Window)
+			assert.Equal(t, tc.limited, got[0].ProcessLimited)
+			assert.Equal(t, tc.fits, Fits(classes, tc.resident))
+		})
+	}
+	c, err := Default()
+	require.NoError(t, err)
+	c.Export.PhoneClasses[3].ProcessLimitBytes = 12 << 30
+	assert.ErrorContains(t, c.validate(nil), "export.phone_classes.3.process_limit_bytes")
+	c.Export.PhoneClasses[3].ProcessLimitBytes = -1
+	assert.ErrorContains(t, c.validate(nil), "export.phone_classes.3.process_limit_bytes")
 }
 
 // TestJobLimitBounds: the job limit may be anything a GitHub job can run for, up to its

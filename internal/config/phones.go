@@ -3,10 +3,13 @@ package config
 // PhoneFit is one row of the phone table: a phone class and the largest window whose
 // resident bytes fit what the class leaves to the app, 0 when none does. plan prints it,
 // the export report records it per window, and config.json and the card carry it.
+// AppBytes is the class's budget (PhoneClass.Budget): the per-process limit where one
+// caps it, and ProcessLimited says so.
 type PhoneFit struct {
-	RAMGiB   int   `json:"ram_gib"`
-	AppBytes int64 `json:"app_bytes"`
-	Window   int   `json:"largest_window"`
+	RAMGiB         int   `json:"ram_gib"`
+	AppBytes       int64 `json:"app_bytes"`
+	ProcessLimited bool  `json:"process_limited,omitempty"`
+	Window         int   `json:"largest_window"`
 }
 
 // PhoneTable gives, for each class, the largest of the windows (window → resident bytes on
@@ -14,9 +17,9 @@ type PhoneFit struct {
 func PhoneTable(classes []PhoneClass, resident map[int]int64) []PhoneFit {
 	out := make([]PhoneFit, 0, len(classes))
 	for _, c := range classes {
-		f := PhoneFit{RAMGiB: c.RAMGiB, AppBytes: c.AppBytes}
+		f := PhoneFit{RAMGiB: c.RAMGiB, AppBytes: c.Budget(), ProcessLimited: c.Budget() < c.AppBytes}
 		for w, r := range resident {
-			if r <= c.AppBytes && w > f.Window {
+			if r <= f.AppBytes && w > f.Window {
 				f.Window = w
 			}
 		}
@@ -25,11 +28,11 @@ func PhoneTable(classes []PhoneClass, resident map[int]int64) []PhoneFit {
 	return out
 }
 
-// Fits lists the RAM classes (in GiB) whose share for the app holds resident bytes.
+// Fits lists the RAM classes (in GiB) whose budget (PhoneClass.Budget) holds resident bytes.
 func Fits(classes []PhoneClass, resident int64) []int {
 	out := []int{}
 	for _, c := range classes {
-		if resident <= c.AppBytes {
+		if resident <= c.Budget() {
 			out = append(out, c.RAMGiB)
 		}
 	}

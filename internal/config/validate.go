@@ -175,6 +175,7 @@ func (c *Config) validateExport(v *validator) {
 		p := fmt.Sprintf("export.phone_classes.%d", i)
 		v.check(pc.RAMGiB > 0, p+".ram_gib", "must be positive")
 		v.check(pc.AppBytes > 0 && pc.AppBytes < int64(pc.RAMGiB)<<30, p+".app_bytes", "must be positive and below the class's RAM (%d GiB)", pc.RAMGiB)
+		v.check(pc.ProcessLimitBytes >= 0 && pc.ProcessLimitBytes < int64(pc.RAMGiB)<<30, p+".process_limit_bytes", "must be 0 (no known limit) or positive and below the class's RAM (%d GiB)", pc.RAMGiB)
 		v.check(i == 0 || pc.RAMGiB > e.PhoneClasses[i-1].RAMGiB, p+".ram_gib", "classes go from the smallest RAM up, each once")
 	}
 	for _, r := range []struct {
@@ -185,6 +186,7 @@ func (c *Config) validateExport(v *validator) {
 		v.check(KnownQMode(r.r.QMode), p+".qmode", "%q has no size model (%s)", r.r.QMode, strings.Join(QModes(), " or "))
 		v.check(r.r.GroupSize > 0 && r.r.GroupSize&(r.r.GroupSize-1) == 0, p+".group_size", "%d is not a power of two", r.r.GroupSize)
 		v.check(embQuant.MatchString(r.r.EmbeddingQuantize), p+".embedding_quantize", "%q is not \"<bits>,<group>\" with 4 or 8 bits", r.r.EmbeddingQuantize)
+		v.check(r.r.Int8KVFrom >= 0, p+".int8_kv_cache_from", "must be 0 (every cache fp32) or a window")
 		c.checkRunners(v, p+".runners", r.r.Runners)
 	}
 	q := e.QNN

@@ -48,10 +48,16 @@ func Estimate(cfg *config.Config, src *model.Source, m sizing.Model, b *backend.
 		return row, fmt.Errorf("%s has no size model: %s", b.Name, b.Unavailable)
 	}
 	z, err := b.Estimate(cfg, src, m, qmode, w)
-	row.KVBytesPerToken, row.KVCacheBytes, row.PTEBytes = z.KVBytesPerToken, z.KVCacheBytes, z.PTEBytes
+	row.KVCache, row.KVBytesPerToken, row.KVCacheBytes, row.PTEBytes = z.KVCache, z.KVBytesPerToken, z.KVCacheBytes, z.PTEBytes
 	row.Chunks, row.EmbeddingBytes = z.Chunks, z.EmbeddingBytes
 	row.HostNeedBytes, row.DiskNeedBytes, row.ExportPeakBytes = z.HostNeedBytes, z.DiskNeedBytes, z.ExportPeakBytes
 	row.ResidentBytes = sizing.AddBytes(row.PTEBytes, row.KVCacheBytes, e.RuntimeOverheadBytes)
+	if z.KVCache != "" {
+		row.ResidentByCache = map[string]int64{}
+		for _, c := range []string{sizing.KVFP32, sizing.KVInt8} {
+			row.ResidentByCache[c] = sizing.AddBytes(row.PTEBytes, sizing.MulBytes(m.KVBytesPerTokenAs(c), int64(w)), e.RuntimeOverheadBytes)
+		}
+	}
 	row.FitsPhone = row.ResidentBytes <= e.DeviceBudgetBytes
 	return row, err
 }
@@ -92,6 +98,7 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 // It runs again when the repo's layout leaves a window out.
 func (bp *BackendPlan) tally(cfg *config.Config) {
 	bp.Phones = phoneTable(cfg, bp.Rows)
+	bp.PhonesByCache = cacheTables(cfg, bp.Rows)
 	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
 }
 
@@ -159,6 +166,31 @@ func phoneTable(cfg *config.Config, rows []Row) []config.PhoneFit {
 		}
 	}
 	return config.PhoneTable(cfg.Export.PhoneClasses, resident)
+}
+
+// cacheTables is the phone table per KV cache over the windows built, nil for a backend
+// whose rows have no choice of cache.
+func cacheTables(cfg *config.Config, rows []Row) map[string][]config.PhoneFit {
+	resident := map[string]map[int]int64{}
+	for _, r := range rows {
+		if r.Skip != "" {
+			continue
+		}
+		for c, b := range r.ResidentByCache {
+			if resident[c] == nil {
+				resident[c] = map[int]int64{}
+			}
+			resident[c][r.Window] = b
+		}
+	}
+	if len(resident) == 0 {
+		return nil
+	}
+	out := map[string][]config.PhoneFit{}
+	for c, byWindow := range resident {
+		out[c] = config.PhoneTable(cfg.Export.PhoneClasses, byWindow)
+	}
+	return out
 }
 
 // pick sets the row's runner tier, or why none can build it, and returns the tier.

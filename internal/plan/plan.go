@@ -73,6 +73,9 @@ type BackendPlan struct {
 	// Phones is the phone table: for each RAM class (export.phone_classes), the largest
 	// window built whose resident bytes fit what the class leaves to the app.
 	Phones []config.PhoneFit `json:"phones,omitempty"`
+	// PhonesByCache is the phone table again with every window's KV cache kept one way
+	// ("fp32", "int8"), for the export_llm backends: what a phone gains from the int8 cache.
+	PhonesByCache map[string][]config.PhoneFit `json:"phones_by_kv_cache,omitempty"`
 	// Fallback are the fp32 recipe's rows, for a backend whose quantized files the decision
 	// gate grades: a window whose quantized file fails the gate is exported in fp32 instead
 	// when the fp32 row fits the phone budget (the published SmolLM2 cards' fp32 files).
@@ -86,8 +89,11 @@ type BackendPlan struct {
 
 // Row is one window of one backend.
 type Row struct {
-	Window          int    `json:"window"`
-	Label           string `json:"label"`
+	Window int    `json:"window"`
+	Label  string `json:"label"`
+	// KVCache is how the window's file keeps its KV cache ("fp32", "int8"; empty for the
+	// NPU backends' own 16-bit caches).
+	KVCache         string `json:"kv_cache,omitempty"`
 	KVBytesPerToken int64  `json:"kv_cache_bytes_per_token"`
 	KVCacheBytes    int64  `json:"kv_cache_bytes"`
 	PTEBytes        int64  `json:"pte_bytes_estimate"`
@@ -98,6 +104,10 @@ type Row struct {
 	// overhead; FitsPhone is ResidentBytes within the plan's PhoneBudgetBytes.
 	ResidentBytes int64 `json:"device_resident_bytes"`
 	FitsPhone     bool  `json:"fits_phone_budget"`
+	// ResidentByCache is what the phone would hold with each way an export_llm file can
+	// keep its KV cache (the same .pte and runtime, the cache fp32 or int8), so plan can
+	// say what the int8 cache gains; nil for the NPU backends.
+	ResidentByCache map[string]int64 `json:"device_resident_bytes_by_kv_cache,omitempty"`
 	HostNeedBytes int64 `json:"host_need_bytes"`
 	// ExportPeakBytes is the raw export_llm peak (XNNPACK, Vulkan), for the export report.
 	ExportPeakBytes int64  `json:"-"`

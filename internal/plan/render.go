@@ -120,6 +120,11 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 	if len(b.Phones) > 0 {
 		ew.printf("  largest window per phone: %s\n", PhoneLine(b.Phones))
 	}
+	for _, c := range []string{"fp32", "int8"} {
+		if fits, ok := b.PhonesByCache[c]; ok {
+			ew.printf("    with every KV cache %s: %s\n", c, PhoneLine(fits))
+		}
+	}
 	if len(b.Fallback) > 0 {
 		b.writeFallback(ew)
 	}

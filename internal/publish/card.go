@@ -327,13 +327,26 @@ func memory(b *strings.Builder, rs []placed) {
 			continue
 		}
 		per, n := *r.Window.KVBytesPerToken, int64(r.Window.Context)
-		lines = append(lines, fmt.Sprintf("- %s at %s tokens: the KV cache costs %s bytes per token (fp32), %s bytes for the whole window, allocated in full when the model loads.",
-			title(r), thousands(n), thousands(per), thousands(per*n)))
+		lines = append(lines, fmt.Sprintf("- %s at %s tokens: the KV cache costs %s bytes per token (%s), %s bytes for the whole window, allocated in full when the model loads.",
+			title(r), thousands(n), thousands(per), cacheKind(r), thousands(per*n)))
 	}
 	if len(lines) == 0 {
 		return
 	}
 	b.WriteString("## Memory\n\n" + strings.Join(lines, "\n") + "\n\n")
+}
+
+// cacheKind is how a file keeps its KV cache as its recipe recorded it; a report from
+// before the recipe recorded it had the only cache export_llm files then had, fp32, and the
+// NPU backends keep their own 16-bit ones.
+func cacheKind(r *report.Report) string {
+	if kv, _ := r.Recipe["kv_cache_dtype"].(string); kv != "" {
+		return kv
+	}
+	if r.Backend == "qnn" || r.Backend == "mediatek" {
+		return "16-bit"
+	}
+	return "fp32"
 }
 
 // made is one line per distinct recipe, with the runs that built its files.

@@ -47,15 +47,19 @@ type NeuroPilotSDK struct {
 // Variant is one window of the folder. A window of one program has File, SHA256 a string;
 // a window cut into chunks has Files in order, Embedding, and SHA256 per file name.
 type Variant struct {
-	File            string   `json:"file,omitempty"`
-	Files           []string `json:"files,omitempty"`
-	Embedding       string   `json:"embedding,omitempty"`
-	SizeBytes       int64    `json:"size_bytes"`
-	SHA256          any      `json:"sha256"`
-	Context         int      `json:"context"`
-	SourceRevision  string   `json:"source_revision"`
-	Quantization    string   `json:"quantization"`
-	FitsPhoneBudget *bool    `json:"fits_phone_budget"`
+	File           string   `json:"file,omitempty"`
+	Files          []string `json:"files,omitempty"`
+	Embedding      string   `json:"embedding,omitempty"`
+	SizeBytes      int64    `json:"size_bytes"`
+	SHA256         any      `json:"sha256"`
+	Context        int      `json:"context"`
+	SourceRevision string   `json:"source_revision"`
+	Quantization   string   `json:"quantization"`
+	// KVCache is how the file keeps its KV cache ("fp32" or "int8"), KVBytesPerToken what
+	// the cache costs per token of the window; absent for the NPU backends' own caches.
+	KVCache         string `json:"kv_cache,omitempty"`
+	KVBytesPerToken *int64 `json:"kv_cache_bytes_per_token,omitempty"`
+	FitsPhoneBudget *bool  `json:"fits_phone_budget"`
 	// ResidentBytes is what the phone holds for the window: the files, the KV cache and the
 	// runtime (the plan's estimate the export recorded).
 	ResidentBytes int64 `json:"device_resident_bytes,omitempty"`
@@ -130,6 +134,10 @@ func variants(r *report.Report) []Variant {
 	base := Variant{Context: r.Window.Context, SourceRevision: r.Source.SHA, Quantization: label(r), FitsPhonesGiB: fitsPhones(r.Window), ResidentBytes: r.Window.DeviceResident}
 	base.Quality, base.QualityNote = variantQuality(r)
 	base.Fallback = r.Fallback
+	base.KVCache, _ = r.Recipe["kv_cache_dtype"].(string)
+	if base.KVCache != "" {
+		base.KVBytesPerToken = r.Window.KVBytesPerToken
+	}
 	if b := backend.ByName(r.Backend); b != nil && b.LLM {
 		fits := r.Window.FitsPhoneBudget
 		base.FitsPhoneBudget = &fits

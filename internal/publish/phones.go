@@ -67,7 +67,11 @@ func phones(b *strings.Builder, rs []placed) {
 	for _, c := range head {
 		cols = append(cols, fmt.Sprintf("%d GB phone", c.RAMGiB))
 		rule = append(rule, "---")
-		shares = append(shares, fmt.Sprintf("%s for a %d GB phone", gbText(c.AppBytes), c.RAMGiB))
+		share := fmt.Sprintf("%s for a %d GB phone", gbText(c.AppBytes), c.RAMGiB)
+		if c.ProcessLimited {
+			share += " (the per-process limit some vendors' phones of that size enforce)"
+		}
+		shares = append(shares, share)
 	}
 	b.WriteString("## Which phone runs which window\n\n")
 	b.WriteString("The largest window whose memory on the phone (the .pte, the KV cache and the runtime) fits what a phone of each RAM size leaves to the app: " +

@@ -30,6 +30,13 @@ const (
 	DefaultHostReserve  = 1_000_000_000
 )
 
+// The int8 KV cache's quantization parameters per token, layer, K or V, and KV head: an
+// fp32 scale and an int8 zero point (ExecuTorch's QuantizedKVCache buffers).
+const (
+	Int8KVScaleBytes     = 4
+	Int8KVZeroPointBytes = 1
+)
+
 // Disk and the NPU caches.
 const (
 	NPUKVBytesPerElement    = 2              // the NPU KV caches are 16-bit

@@ -33,10 +33,12 @@ type Sizes struct {
 
 // Estimate sizes one window; qmode overrides the settings' qmode.
 func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmode string, w int) (backend.Size, error) {
+	rc := s.Settings(cfg)
 	if qmode == "" {
-		qmode = s.Settings(cfg).QMode
+		qmode = rc.QMode
 	}
-	z := backend.Size{KVBytesPerToken: m.KVBytesPerToken(), KVCacheBytes: m.KVCacheBytes(w)}
+	kv := m.KVBytesPerTokenAs(rc.KVCacheFor(qmode, w))
+	z := backend.Size{KVCache: rc.KVCacheFor(qmode, w), KVBytesPerToken: kv, KVCacheBytes: sizing.MulBytes(kv, int64(w))}
 	var err error
 	z.PTEBytes, err = s.PTE(m, qmode, w)
 	z.HostNeedBytes = s.HostNeed(m, w)

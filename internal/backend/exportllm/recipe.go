@@ -13,6 +13,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
+	"github.com/experimentalmachines/exe-expo/internal/sizing"
 	"gopkg.in/yaml.v3"
 )
 
@@ -31,6 +32,7 @@ type exportLLM struct {
 		EnableDynamicShape bool   `yaml:"enable_dynamic_shape"`
 		UseSDPAWithKVCache bool   `yaml:"use_sdpa_with_kv_cache"`
 		UseKVCache         bool   `yaml:"use_kv_cache"`
+		QuantizeKVCache    bool   `yaml:"quantize_kv_cache,omitempty"`
 	} `yaml:"model"`
 	Export struct {
 		MaxSeqLength     int    `yaml:"max_seq_length"`
@@ -74,9 +76,11 @@ type llmJob struct {
 	plan   *family.LLMPlan
 	qmode  string
 	qlabel string
-	name   string
-	seq    int
-	lfm2   bool
+	// kv is how the file keeps its KV cache (the recipe's KVCacheFor the window).
+	kv   string
+	name string
+	seq  int
+	lfm2 bool
 }
 
 // Build is the recipe builder of one export_llm backend.
@@ -143,6 +147,10 @@ func (t Recipe) job(cfg *config.Config, req recipe.Request) (*llmJob, error) {
 	if req.Codes != "" {
 		j.qlabel += "-gptq"
 	}
+	j.kv = t.Settings.KVCacheFor(j.qmode, req.Window)
+	if j.kv == sizing.KVInt8 {
+		j.qlabel += "-" + KVInt8Tag
+	}
 	stem := src.Name()
 	if t.NameTag != "" {
 		stem += "-" + t.NameTag
@@ -179,6 +187,7 @@ func (j *llmJob) config(req recipe.Request, ptePath, checkpoint, metaJSON string
 	y.Model.EnableDynamicShape = true
 	y.Model.UseSDPAWithKVCache = true
 	y.Model.UseKVCache = true
+	y.Model.QuantizeKVCache = j.kv == sizing.KVInt8
 	y.Export.MaxSeqLength = j.seq
 	y.Export.MaxContextLength = req.Window
 	y.Export.OutputName = ptePath
@@ -237,14 +246,29 @@ func llmFields(cfg *config.Config, j *llmJob, req recipe.Request) map[string]any
 		}
 		desc = fmt.Sprintf("ExecuTorch %s `export_llm`: 8-bit dynamic activations and 4-bit weights in groups of %d, int8 per-channel embeddings", cfg.Versions.ExecuTorch, rc.GroupSize)
 	}
-	desc += j.t.Describes + ", prefill chunk " + strconv.Itoa(j.seq) + ", fp32 KV cache."
+	desc += j.t.Describes + ", prefill chunk " + strconv.Itoa(j.seq) + ", " + kvText(j.kv) + "."
+	if j.kv == sizing.KVInt8 {
+		label += ", int8 KV cache"
+	}
 	return map[string]any{
 		"model_class": j.plan.ModelClass, "converter": j.plan.Converter, "params": j.plan.Params,
 		"qmode": qlabel, "export_llm_qmode": nilIf(qmode == "fp32", qmode), "group_size": groupSize,
 		"embedding_quantize": rc.EmbeddingQuantize, "embedding_hqq": rc.EmbeddingHQQ,
-		"int4_codes": codes, "prefill_chunk": j.seq, "kv_cache_dtype": "fp32",
+		"int4_codes": codes, "prefill_chunk": j.seq, "kv_cache_dtype": j.kv,
 		"label": label, "description": desc,
 	}
+}
+
+// KVInt8Tag follows the qmode in the name of a file whose KV cache is int8
+// ("Qwen3-4B-8da4w-kv8-32k.pte"), so the name alone says which cache a file has.
+const KVInt8Tag = "kv8"
+
+// kvText is how the recipe's description names the cache.
+func kvText(kv string) string {
+	if kv == sizing.KVInt8 {
+		return "int8 KV cache (per token and KV head, with an fp32 scale and an int8 zero point)"
+	}
+	return "fp32 KV cache"
 }
 
 func nilIf(cond bool, v any) any {
