@@ -75,7 +75,7 @@ func (p *Plan) WriteText(w io.Writer) error {
 func (p *Plan) tableKey() string {
 	return fmt.Sprintf("phone = .pte + KV cache + %s runtime (export.runtime_overhead_bytes), what the handset holds; "+
 		"fits phone = phone ≤ %s, the budget in pipeline.yaml's export.device_budget_bytes; "+
-		"per phone = the largest window whose phone bytes fit what a handset of that RAM leaves the app (export.phone_classes). GB = 10^9 bytes, GiB = 2^30 bytes.",
+		"per phone = the largest window whose phone bytes fit what a handset of that RAM leaves the app, or its vendor's per-process limit where that is lower (export.phone_classes). GB = 10^9 bytes, GiB = 2^30 bytes.",
 		sizing.GB(p.PhoneOverheadBytes), sizing.GB(p.PhoneBudgetBytes))
 }
 
@@ -122,7 +122,7 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 	}
 	for _, c := range []string{"fp32", "int8"} {
 		if fits, ok := b.PhonesByCache[c]; ok {
-			ew.printf("    with every KV cache %s: %s\n", c, PhoneLine(fits))
+			ew.printf("    every window with an %s KV cache: %s\n", c, PhoneLine(fits))
 		}
 	}
 	if len(b.Fallback) > 0 {
