@@ -31,14 +31,21 @@ type Gate struct {
 	// fails the gate. 0 (the default) records the figure without grading it, as the
 	// reference's gate does; a stricter pipeline sets it.
 	MaxMeanKL float64 `yaml:"max_mean_kl"`
+	// FidelityDeepFrom is the first position counted as deep in the window: the fidelity
+	// figures are given again over the positions from it on, where a KV cache holds that
+	// many tokens and its error has had them to grow over (docs/research/int8-kv.md).
+	FidelityDeepFrom int `yaml:"fidelity_deep_from"`
+	// MaxDeepMeanKL grades the deep positions of a file whose KV cache is int8: above it the
+	// file fails the gate (and its window falls back to fp32). 0 records without grading.
+	MaxDeepMeanKL float64 `yaml:"max_deep_mean_kl"`
 }
 
 // Bounds of the fidelity settings: enough positions for a mean, few enough that every
 // window holds them (the smallest context tier is 2048) and the x86 runner feeds them one
-// token a call in seconds; a top-k that keeps gate.json small.
+// token a call in minutes; a top-k that keeps gate.json small.
 const (
 	MinFidelityTokens = 16
-	MaxFidelityTokens = 1024
+	MaxFidelityTokens = 8192
 	MaxFidelityTopK   = 256
 )
 
@@ -78,4 +85,7 @@ func (c *Config) validateGate(v *validator) {
 	}
 	v.check(g.FidelityTopK >= 1 && g.FidelityTopK <= MaxFidelityTopK, "gate.fidelity_top_k", "%d is outside 1 to %d", g.FidelityTopK, MaxFidelityTopK)
 	v.check(g.MaxMeanKL >= 0, "gate.max_mean_kl", "%g is negative: give a limit in nats, or 0 to record the mean KL without grading it", g.MaxMeanKL)
+	v.check(g.FidelityDeepFrom >= 1 && g.FidelityDeepFrom < g.FidelityTokens, "gate.fidelity_deep_from",
+		"%d is outside 1 to %d: the deep positions are the fidelity text's last ones", g.FidelityDeepFrom, g.FidelityTokens-1)
+	v.check(g.MaxDeepMeanKL >= 0, "gate.max_deep_mean_kl", "%g is negative: give a limit in nats, or 0 to record the deep mean KL without grading it", g.MaxDeepMeanKL)
 }

@@ -26,8 +26,9 @@ func TestGateRows(t *testing.T) {
 		"Nightfall", "Ostrava", "Gdynia", "Rijeka", "Linkoping"}, subjects)
 	assert.Empty(t, c.Gate.PromptFile)
 	assert.Equal(t, "fidelity-text.txt", c.Gate.FidelityText)
-	assert.Equal(t, 128, c.Gate.FidelityTokens)
+	assert.Equal(t, 2048, c.Gate.FidelityTokens)
 	assert.Equal(t, 32, c.Gate.FidelityTopK)
+	assert.Equal(t, 1024, c.Gate.FidelityDeepFrom)
 }
 
 func TestGateErrors(t *testing.T) {
@@ -43,8 +44,12 @@ func TestGateErrors(t *testing.T) {
 		{"unknown key", "  trailer:", "  trailor:", []string{"gate.trailor: unknown key"}},
 		{"fidelity text in a folder", "  fidelity_text: fidelity-text.txt", "  fidelity_text: ../fidelity-text.txt", []string{"gate.fidelity_text", `"../fidelity-text.txt" is not the name of a .txt file in the config folder`}},
 		{"no fidelity text", "  fidelity_text: fidelity-text.txt", "  fidelity_text: \"\"", []string{"gate.fidelity_text", `"" is not the name`}},
-		{"too few fidelity tokens", "  fidelity_tokens: 128", "  fidelity_tokens: 8", []string{"gate.fidelity_tokens: 8 is outside 16 to 1024"}},
-		{"too many fidelity tokens", "  fidelity_tokens: 128", "  fidelity_tokens: 4096", []string{"gate.fidelity_tokens: 4096 is outside 16 to 1024"}},
+		{"too few fidelity tokens", "  fidelity_tokens: 2048", "  fidelity_tokens: 8", []string{"gate.fidelity_tokens: 8 is outside 16 to 8192"}},
+		{"too many fidelity tokens", "  fidelity_tokens: 2048", "  fidelity_tokens: 8193", []string{"gate.fidelity_tokens: 8193 is outside 16 to 8192"}},
+		{"more fidelity tokens than a window", "  fidelity_tokens: 2048", "  fidelity_tokens: 2049", []string{"gate.fidelity_tokens: 2049 is more than the 2048-token window can hold"}},
+		{"deep from the last position", "  fidelity_deep_from: 1024", "  fidelity_deep_from: 2048", []string{"gate.fidelity_deep_from: 2048 is outside 1 to 2047"}},
+		{"deep from nowhere", "  fidelity_deep_from: 1024", "  fidelity_deep_from: 0", []string{"gate.fidelity_deep_from: 0 is outside 1 to 2047"}},
+		{"negative deep bound", "  max_deep_mean_kl: 0.05", "  max_deep_mean_kl: -0.1", []string{"gate.max_deep_mean_kl: -0.1 is negative"}},
 		{"no top k", "  fidelity_top_k: 32", "  fidelity_top_k: 0", []string{"gate.fidelity_top_k: 0 is outside 1 to 256"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

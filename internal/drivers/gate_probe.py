@@ -71,7 +71,7 @@ def render(tokenizer, prompt, row):
 
 class Model:
     """A loaded model: last(ids) is the logits after ids (a fresh run, no state kept);
-    positions(ids) is the logits after each prefix of ids, [len(ids), V]."""
+    positions(ids) gives the logits after each prefix of ids in turn, one [V] row each."""
 
     def __init__(self, last, positions):
         self.last, self.positions = last, positions
@@ -111,7 +111,8 @@ def pte_model(torch, path):
         return out
 
     def positions(ids):
-        """One load, one token a call through the KV cache: every position's logits."""
+        """One load, one token a call through the KV cache: each position's logits in turn,
+        so a long text never holds every position's logits at once."""
         m = _load_for_executorch(path)
         try:
             room = int(m.run_method("get_max_context_len", ())[0])
@@ -119,11 +120,9 @@ def pte_model(torch, path):
             room = int(m.run_method("get_max_seq_len", ())[0])
         if len(ids) > room:
             raise PlanError("the fidelity text's %d tokens do not fit the program's %d-token window" % (len(ids), room))
-        rows = []
         for pos, tok in enumerate(ids):
             out = m.forward((torch.tensor([[tok]], dtype=torch.long), torch.tensor([pos], dtype=torch.long)))[0]
-            rows.append(out.reshape(-1, out.shape[-1])[-1])
-        return torch.stack(rows)
+            yield out.reshape(-1, out.shape[-1])[-1]
     return Model(last, positions)
 
 
@@ -194,31 +193,36 @@ def fidelity_ids(tokenizer, spec):
 def fidelity_reference(torch, model, tokenizer, spec):
     ids = fidelity_ids(tokenizer, spec)
     k = int(spec["top_k"])
-    logp = torch.log_softmax(model.positions(ids).double(), dim=-1)
-    if k > logp.shape[-1]:
-        raise PlanError("fidelity top_k %d is more than the vocabulary of %d" % (k, logp.shape[-1]))
-    top = torch.topk(logp, k, dim=-1)
     positions = []
-    for i in range(len(ids)):
-        kept = top.indices[i]
-        positions.append({"ids": [int(t) for t in kept], "logp": logps(top.values[i]),
-                          "rest": rest_mass(torch, logp[i], kept)})
+    for row in model.positions(ids):
+        logp = torch.log_softmax(row.double(), dim=-1)
+        if k > logp.shape[-1]:
+            raise PlanError("fidelity top_k %d is more than the vocabulary of %d" % (k, logp.shape[-1]))
+        top = torch.topk(logp, k)
+        positions.append({"ids": [int(t) for t in top.indices], "logp": logps(top.values),
+                          "rest": rest_mass(torch, logp, top.indices)})
     print("gate reference: fidelity text, %d positions" % len(ids), file=sys.stderr)
     return {"top_k": k, "tokens": ids, "positions": positions}
 
 
 def fidelity_measure(torch, model, spec):
+    """The export's distribution on fp32's buckets at each position, one position at a time
+    (a long text's logits over a large vocabulary would not fit at once)."""
     ids, buckets = [int(i) for i in spec["token_ids"]], spec["buckets"]
     if len(buckets) != len(ids):
         raise PlanError("the fidelity plan has %d buckets for %d tokens" % (len(buckets), len(ids)))
-    logp = torch.log_softmax(model.positions(ids).double(), dim=-1)
     positions = []
-    for i, bucket in enumerate(buckets):
-        kept = torch.tensor([int(t) for t in bucket], dtype=torch.long)
-        if len(bucket) and not 0 <= int(kept.min()) <= int(kept.max()) < logp.shape[-1]:
+    for i, row in enumerate(model.positions(ids)):
+        logp = torch.log_softmax(row.double(), dim=-1)
+        kept = torch.tensor([int(t) for t in buckets[i]], dtype=torch.long)
+        if len(buckets[i]) and not 0 <= int(kept.min()) <= int(kept.max()) < logp.shape[-1]:
             raise PlanError("fidelity position %d: fp32's tokens fall outside the export's vocabulary of %d" % (i, logp.shape[-1]))
-        positions.append({"token": int(torch.argmax(logp[i])), "logp": logps(logp[i][kept]),
-                          "rest": rest_mass(torch, logp[i], kept)})
+        positions.append({"token": int(torch.argmax(logp)), "logp": logps(logp[kept]),
+                          "rest": rest_mass(torch, logp, kept)})
+        if (i + 1) % 512 == 0:
+            print("gate measure: fidelity text, %d of %d positions" % (i + 1, len(ids)), file=sys.stderr)
+    if len(positions) != len(ids):
+        raise PlanError("the export gave %d positions of the fidelity text's %d" % (len(positions), len(ids)))
     print("gate measure: fidelity text, %d positions" % len(ids), file=sys.stderr)
     return {"positions": positions}
 

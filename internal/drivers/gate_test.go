@@ -211,7 +211,7 @@ func TestGateProbeFidelity(t *testing.T) {
 		fullKL += kl / n
 		bucketKL += gate.BucketKL(f.Positions[i].LogP, f.Positions[i].Rest, pos.LogP, pos.Rest) / n
 	}
-	fid, err := gate.CompareFidelity(*f, *got.Fidelity)
+	fid, err := gate.CompareFidelity(*f, *got.Fidelity, 0)
 	require.NoError(t, err)
 	assert.Equal(t, agreed, fid.Agreed)
 	assert.InDelta(t, float64(agreed)/n, fid.NextTokenAgreement, 1e-12)
@@ -221,7 +221,7 @@ func TestGateProbeFidelity(t *testing.T) {
 
 	same, _, err := r.GateMeasure(ctx, GateProbe{Model: GateModel{Kind: "torchscript", Path: fp32Path}}, nil, f)
 	require.NoError(t, err)
-	fid, err = gate.CompareFidelity(*f, *same.Fidelity)
+	fid, err = gate.CompareFidelity(*f, *same.Fidelity, 0)
 	require.NoError(t, err)
 	assert.Equal(t, 1.0, fid.NextTokenAgreement, "fp32 against itself")
 	assert.InDelta(t, 0, fid.MeanKL, 1e-12, "fp32 against itself")

@@ -137,6 +137,19 @@ type Fidelity struct {
 	// MaxKL is the largest position's.
 	MeanKL float64 `json:"mean_kl"`
 	MaxKL  float64 `json:"max_kl"`
+	// Deep are the same figures over the positions from Deep.From on, deep in the window,
+	// where the KV cache holds that many tokens; nil when no deep start was asked.
+	Deep *DeepFidelity `json:"deep,omitempty"`
+}
+
+// DeepFidelity is the fidelity figures over the text's positions from From on.
+type DeepFidelity struct {
+	From               int     `json:"from"`
+	Positions          int     `json:"positions"`
+	Agreed             int     `json:"agreed"`
+	NextTokenAgreement float64 `json:"next_token_agreement"`
+	MeanKL             float64 `json:"mean_kl"`
+	MaxKL              float64 `json:"max_kl"`
 }
 
 // massTolerance is how far a position's buckets may sum from 1 before the numbers are
@@ -184,8 +197,9 @@ func checkMass(logp []float64, rest float64) error {
 	return nil
 }
 
-// CompareFidelity computes next-token agreement and mean bucketed KL(fp32 || export).
-func CompareFidelity(ref FidelityReference, got FidelityMeasured) (Fidelity, error) {
+// CompareFidelity computes next-token agreement and mean bucketed KL(fp32 || export), over
+// every position and, when deepFrom > 0, again over the positions from deepFrom on.
+func CompareFidelity(ref FidelityReference, got FidelityMeasured, deepFrom int) (Fidelity, error) {
 	if err := ref.CheckReference(); err != nil {
 		return Fidelity{}, err
 	}
@@ -193,7 +207,14 @@ func CompareFidelity(ref FidelityReference, got FidelityMeasured) (Fidelity, err
 		return Fidelity{}, fmt.Errorf("the export was measured at %d positions of the fidelity text, the reference has %d", len(got.Positions), len(ref.Positions))
 	}
 	f := Fidelity{Text: ref.Text, Positions: len(ref.Positions), TopK: ref.TopK}
-	var sum float64
+	if deepFrom >= len(ref.Positions) {
+		return Fidelity{}, fmt.Errorf("the deep positions start at %d, past the fidelity text's %d positions (gate.fidelity_deep_from)", deepFrom, len(ref.Positions))
+	}
+	var deep *DeepFidelity
+	if deepFrom > 0 {
+		deep = &DeepFidelity{From: deepFrom, Positions: len(ref.Positions) - deepFrom}
+	}
+	var sum, deepSum float64
 	for i, r := range ref.Positions {
 		g := got.Positions[i]
 		if len(g.LogP) != len(r.LogP) {
@@ -202,15 +223,28 @@ func CompareFidelity(ref FidelityReference, got FidelityMeasured) (Fidelity, err
 		if err := checkMass(g.LogP, g.Rest); err != nil {
 			return Fidelity{}, fmt.Errorf("fidelity position %d of the export: %w", i, err)
 		}
-		if g.Token == r.IDs[0] {
+		agreed := g.Token == r.IDs[0]
+		if agreed {
 			f.Agreed++
 		}
 		kl := BucketKL(r.LogP, r.Rest, g.LogP, g.Rest)
 		sum += kl
 		f.MaxKL = math.Max(f.MaxKL, kl)
+		if deep != nil && i >= deepFrom {
+			if agreed {
+				deep.Agreed++
+			}
+			deepSum += kl
+			deep.MaxKL = math.Max(deep.MaxKL, kl)
+		}
 	}
 	f.NextTokenAgreement = float64(f.Agreed) / float64(f.Positions)
 	f.MeanKL = sum / float64(f.Positions)
+	if deep != nil {
+		deep.NextTokenAgreement = float64(deep.Agreed) / float64(deep.Positions)
+		deep.MeanKL = deepSum / float64(deep.Positions)
+		f.Deep = deep
+	}
 	return f, nil
 }
 

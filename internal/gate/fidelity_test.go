@@ -114,7 +114,7 @@ func TestCompareFidelity(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref, got := sides(tc.fp32, tc.export, tc.k)
-			f, err := gate.CompareFidelity(ref, got)
+			f, err := gate.CompareFidelity(ref, got, 0)
 			require.NoError(t, err)
 			assert.Equal(t, len(tc.fp32), f.Positions)
 			assert.Equal(t, tc.k, f.TopK)
@@ -199,12 +199,12 @@ func TestCompareFidelityRefuses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r, g := sides([]dist{peaked, flat}, []dist{peaked, flat}, 2)
 			tc.edit(&r, &g)
-			_, err := gate.CompareFidelity(r, g)
+			_, err := gate.CompareFidelity(r, g, 0)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
-	_, err := gate.CompareFidelity(ref, got)
+	_, err := gate.CompareFidelity(ref, got, 0)
 	assert.NoError(t, err)
 }
 
@@ -305,11 +305,12 @@ func TestLoadFidelityText(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "fidelity-text.txt", text.ID.File)
 	assert.Len(t, text.ID.SHA256, 64)
-	assert.True(t, strings.HasPrefix(text.Text, "I went to the woods because I wished to live deliberately"), text.Text[:40])
+	assert.True(t, strings.HasPrefix(text.Text, "At a certain season of our life we are accustomed"), text.Text[:40])
+	assert.Contains(t, text.Text, "I went to the woods because I wished to live deliberately")
 	assert.NotContains(t, text.Text, "#")
-	assert.Equal(t, 128, text.Tokens)
+	assert.Equal(t, 2048, text.Tokens)
 	assert.Equal(t, 32, text.TopK)
-	assert.Greater(t, len(strings.Fields(text.Text)), 200, "enough words for 128 tokens in any tokenizer")
+	assert.Greater(t, len(strings.Fields(text.Text)), 2048, "enough words for 2,048 tokens in any tokenizer")
 
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fidelity-text.txt"), []byte("# source\n\n"+text.Text+"\n"), 0o644))
@@ -324,5 +325,58 @@ func TestLoadFidelityText(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "fidelity-text.txt"), []byte("too short\n"), 0o644))
 	_, err = gate.LoadFidelityText(dir, c.Gate)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "has 2 words, too few for gate.fidelity_tokens 128")
+	assert.Contains(t, err.Error(), "has 2 words, too few for gate.fidelity_tokens 2048")
+}
+
+// TestDeepFidelity: the deep figures count only the positions from the deep start on (here
+// the last two of four, where the export's one disagreement is), and gate.max_deep_mean_kl
+// grades them for a file whose KV cache is int8, at its edge: a limit a hair under the deep
+// mean KL fails it, the mean KL itself passes; an fp32-cache file is never graded by it, 0
+// records without grading, and a reference shorter than the deep start cannot grade.
+func TestDeepFidelity(t *testing.T) {
+	fr, fm := sides([]dist{peaked, flat, peaked, shifted}, []dist{peaked, flat, shifted, shifted}, 2)
+	whole, err := gate.CompareFidelity(fr, fm, 0)
+	require.NoError(t, err)
+	assert.Nil(t, whole.Deep)
+	f, err := gate.CompareFidelity(fr, fm, 2)
+	require.NoError(t, err)
+	require.NotNil(t, f.Deep)
+	d := *f.Deep
+	assert.Equal(t, 2, d.From)
+	assert.Equal(t, 2, d.Positions)
+	assert.Equal(t, 1, d.Agreed)
+	assert.InDelta(t, 0.5, d.NextTokenAgreement, 1e-12)
+	assert.InDelta(t, 2*whole.MeanKL, d.MeanKL, 1e-12, "the one costly position is deep: twice the mean over half the positions")
+	_, err = gate.CompareFidelity(fr, fm, 4)
+	assert.ErrorContains(t, err, "past the fidelity text's 4 positions")
+
+	for _, tc := range []struct {
+		name     string
+		kv       string
+		limit    float64
+		deepFrom int
+		problems string
+	}{
+		{name: "int8 just outside", kv: "int8", limit: d.MeanKL * (1 - 1e-9), deepFrom: 2, problems: "the int8 KV cache drifts: mean KL against fp32 at the fidelity text's positions 2 to 3"},
+		{name: "int8 at the bound", kv: "int8", limit: d.MeanKL, deepFrom: 2},
+		{name: "fp32 cache not graded", kv: "fp32", limit: 1e-9, deepFrom: 2},
+		{name: "int8 not graded", kv: "int8", limit: 0, deepFrom: 2},
+		{name: "no deep positions", kv: "int8", limit: 0.1, deepFrom: 4, problems: "gate.max_deep_mean_kl is 0.1 but the fp32 reference has no deep positions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rows(t)
+			r.DeepFrom, r.MaxDeepMeanKL = tc.deepFrom, tc.limit
+			ref, got := figures{fp32: fill(12, 0.9), export: fill(12, 0.85), agree: agreeing(12, 12), quietAgree: 4}.build(t, r)
+			ref.Fidelity, got.Fidelity, got.KVCache = &fr, &fm, tc.kv
+			res, err := gate.Score(r, ref, got)
+			require.NoError(t, err)
+			if tc.problems == "" {
+				assert.True(t, res.Passed, "%v", res.Problems)
+				return
+			}
+			assert.False(t, res.Passed)
+			require.Len(t, res.Problems, 1)
+			assert.Contains(t, res.Problems[0], tc.problems)
+		})
+	}
 }

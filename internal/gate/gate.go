@@ -57,6 +57,9 @@ type Measured struct {
 	Prompt PromptID          `json:"prompt"`
 	// Fidelity is the export's side of the fidelity text, measured when the reference has one.
 	Fidelity *FidelityMeasured `json:"fidelity,omitempty"`
+	// KVCache is how the measured file keeps its KV cache ("int8" has its deep positions
+	// graded); empty when unknown.
+	KVCache string `json:"-"`
 }
 
 // Answer is the export's last-position distribution on one prompt, reduced to what the
@@ -132,13 +135,20 @@ func Score(rows Rows, ref Reference, got Measured) (Result, error) {
 	case got.Fidelity == nil:
 		return Result{}, fmt.Errorf("the fp32 reference has the fidelity text %s and the export's measurement has none", ref.Fidelity.Text)
 	default:
-		f, err := CompareFidelity(*ref.Fidelity, *got.Fidelity)
+		deepFrom := rows.DeepFrom
+		if deepFrom >= len(ref.Fidelity.Positions) {
+			deepFrom = 0 // a reference shorter than the deep start has no deep positions
+		}
+		f, err := CompareFidelity(*ref.Fidelity, *got.Fidelity, deepFrom)
 		if err != nil {
 			return Result{}, err
 		}
 		r.Fidelity = &f
 	}
 	r.gradeFidelity(rows.MaxMeanKL)
+	if got.KVCache == "int8" {
+		r.gradeDeep(rows.MaxDeepMeanKL)
+	}
 	r.Passed = len(r.Problems) == 0
 	return r, nil
 }
@@ -153,6 +163,21 @@ func (r *Result) gradeFidelity(limit float64) {
 	case r.Fidelity.MeanKL > limit:
 		r.Problems = append(r.Problems, fmt.Sprintf("mean KL against fp32 on the fidelity text is %.5f, above gate.max_mean_kl %g (next token agrees at %d of %d positions)",
 			r.Fidelity.MeanKL, limit, r.Fidelity.Agreed, r.Fidelity.Positions))
+	}
+}
+
+// gradeDeep fails an int8-cache file whose mean KL over the fidelity text's deep positions
+// is above limit (gate.max_deep_mean_kl): its cache's error has grown past what the
+// pipeline accepts; a limit of 0 records the figure without grading it.
+func (r *Result) gradeDeep(limit float64) {
+	switch {
+	case limit <= 0:
+	case r.Fidelity == nil || r.Fidelity.Deep == nil:
+		r.Problems = append(r.Problems, fmt.Sprintf("gate.max_deep_mean_kl is %g but the fp32 reference has no deep positions to grade the int8 KV cache by: make gate.json again", limit))
+	case r.Fidelity.Deep.MeanKL > limit:
+		d := r.Fidelity.Deep
+		r.Problems = append(r.Problems, fmt.Sprintf("the int8 KV cache drifts: mean KL against fp32 at the fidelity text's positions %d to %d is %.5f, above gate.max_deep_mean_kl %g (next token agrees at %d of %d)",
+			d.From, d.From+d.Positions-1, d.MeanKL, limit, d.Agreed, d.Positions))
 	}
 }
 

@@ -79,6 +79,10 @@ type Rows struct {
 	// MaxMeanKL is gate.max_mean_kl: above it the fidelity text fails the file; 0 does not
 	// grade it. The drivers never see it.
 	MaxMeanKL float64 `json:"-"`
+	// DeepFrom is gate.fidelity_deep_from and MaxDeepMeanKL gate.max_deep_mean_kl: the
+	// deep positions' figures, graded for a file whose KV cache is int8.
+	DeepFrom      int     `json:"-"`
+	MaxDeepMeanKL float64 `json:"-"`
 }
 
 // SearchRow is a search question and the user message it becomes with the trailer.
@@ -90,7 +94,7 @@ type SearchRow struct {
 // RowsFrom renders config's rows: each search question followed by the trailer naming
 // its subject.
 func RowsFrom(g config.Gate) Rows {
-	r := Rows{Quiet: append([]string{}, g.Quiet...), MaxMeanKL: g.MaxMeanKL}
+	r := Rows{Quiet: append([]string{}, g.Quiet...), MaxMeanKL: g.MaxMeanKL, DeepFrom: g.FidelityDeepFrom, MaxDeepMeanKL: g.MaxDeepMeanKL}
 	for _, s := range g.Search {
 		r.Search = append(r.Search, SearchRow{Question: s.Question,
 			User: s.Question + " " + strings.ReplaceAll(g.Trailer, "{subject}", s.Subject)})

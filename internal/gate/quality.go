@@ -53,6 +53,11 @@ func (r Result) FidelityLine() string {
 		}
 		return "fidelity: not measured: " + r.FidelityMissing
 	}
-	return fmt.Sprintf("fidelity: next token like fp32 at %d of %d positions of %s (%.1f%%), mean KL(fp32 || export) %.4f nats over the top %d tokens and the rest (max %.4f)",
+	line := fmt.Sprintf("fidelity: next token like fp32 at %d of %d positions of %s (%.1f%%), mean KL(fp32 || export) %.4f nats over the top %d tokens and the rest (max %.4f)",
 		f.Agreed, f.Positions, f.Text.File, 100*f.NextTokenAgreement, f.MeanKL, f.TopK, f.MaxKL)
+	if d := f.Deep; d != nil {
+		line += fmt.Sprintf("; deep in the window (positions %d to %d): next token at %d of %d (%.1f%%), mean KL %.4f (max %.4f)",
+			d.From, d.From+d.Positions-1, d.Agreed, d.Positions, 100*d.NextTokenAgreement, d.MeanKL, d.MaxKL)
+	}
+	return line
 }

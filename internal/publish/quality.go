@@ -22,6 +22,11 @@ type VariantQuality struct {
 	NextTokenAgreement *float64 `json:"next_token_agreement"`
 	MeanKL             *float64 `json:"mean_kl"`
 	FidelityPositions  int      `json:"fidelity_positions,omitempty"`
+	// The same figures over the fidelity text's deep positions, from DeepFrom on, where the
+	// KV cache holds that many tokens (what an int8 cache is graded by).
+	DeepFrom               int      `json:"deep_from,omitempty"`
+	DeepNextTokenAgreement *float64 `json:"deep_next_token_agreement,omitempty"`
+	DeepMeanKL             *float64 `json:"deep_mean_kl,omitempty"`
 }
 
 // qualityOf is the report's quality block: the one the gate wrote; from its gate result
@@ -56,6 +61,10 @@ func variantQuality(r *report.Report) (*VariantQuality, string) {
 	if f := q.Fidelity; f != nil {
 		agree, kl := f.NextTokenAgreement, f.MeanKL
 		v.NextTokenAgreement, v.MeanKL, v.FidelityPositions = &agree, &kl, f.Positions
+		if d := f.Deep; d != nil {
+			dAgree, dKL := d.NextTokenAgreement, d.MeanKL
+			v.DeepFrom, v.DeepNextTokenAgreement, v.DeepMeanKL = d.From, &dAgree, &dKL
+		}
 	}
 	return v, ""
 }
@@ -72,6 +81,9 @@ func qualityCell(r *report.Report) string {
 	var parts []string
 	if f := q.Fidelity; f != nil {
 		parts = append(parts, fmt.Sprintf("next token %.1f%%, KL %.3f", 100*f.NextTokenAgreement, f.MeanKL))
+		if d := f.Deep; d != nil {
+			parts = append(parts, fmt.Sprintf("deep %.1f%%, KL %.3f", 100*d.NextTokenAgreement, d.MeanKL))
+		}
 	}
 	parts = append(parts, fmt.Sprintf("gate %.2f (fp32 %.2f)", q.GateExportMean, q.GateFP32Mean))
 	return strings.Join(parts, "; ")
@@ -99,6 +111,9 @@ func qualityNote(rs []placed) string {
 	if f != nil {
 		s += fmt.Sprintf("*next token* is the share of the %d positions of a fixed English text (`%s`, sha256 `%s`) at which the file's most likely next token is fp32's, and *KL* the mean KL divergence from fp32's next-token distribution to the file's, in nats, over fp32's %d most likely tokens and the rest (a lower bound of the full KL); ",
 			f.Positions, f.Text.File, short(f.Text.SHA256), f.TopK)
+		if d := f.Deep; d != nil {
+			s += fmt.Sprintf("*deep* gives both again over its positions from %s on, where the KV cache holds that many tokens (an int8 cache's error grows with them); ", thousands(int64(d.From)))
+		}
 	}
 	s += "*gate* is the file's mean probability of fp32's answer on the decision gate's graded prompts, fp32's own in brackets. Each variant's `quality` in `config.json` and the `quality` block of its export report hold the figures."
 	return s

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/experimentalmachines/exe-expo/internal/backend/exportllm"
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/gate"
@@ -78,7 +79,7 @@ func (a Audit) Run(ctx context.Context, sourceID string) (AuditResult, error) {
 	if err != nil {
 		return res, err
 	}
-	if res.Gate, err = g.MeasureFile(ctx, a.Runner, pte, ref); err != nil {
+	if res.Gate, err = g.MeasureFile(ctx, a.Runner, pte, exportllm.KVCacheOfName(res.File), ref); err != nil {
 		return res, err
 	}
 	res.Quality = res.Gate.Quality()

@@ -108,7 +108,8 @@ func (g Gate) Measure(ctx context.Context, r drivers.Runner, out, path string, r
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	res, err := g.MeasureFile(ctx, r, filepath.Join(out, filepath.FromSlash(pte)), ref)
+	kv, _ := rep.Recipe["kv_cache_dtype"].(string)
+	res, err := g.MeasureFile(ctx, r, filepath.Join(out, filepath.FromSlash(pte)), kv, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -119,13 +120,14 @@ func (g Gate) Measure(ctx context.Context, r drivers.Runner, out, path string, r
 }
 
 // MeasureFile runs the export's program over the rows, and over the fidelity text when ref
-// has it, and grades it against ref.
-func (g Gate) MeasureFile(ctx context.Context, r drivers.Runner, pte string, ref gate.Reference) (gate.Result, error) {
+// has it, and grades it against ref; kv is how the file keeps its KV cache ("int8" has its
+// deep positions graded).
+func (g Gate) MeasureFile(ctx context.Context, r drivers.Runner, pte, kv string, ref gate.Reference) (gate.Result, error) {
 	got, _, err := r.GateMeasure(ctx, g.probe("pte", pte), ref.Rows, ref.Fidelity)
 	if err != nil {
 		return gate.Result{}, fmt.Errorf("gate measure of %s: %w", pte, err)
 	}
-	res, err := gate.Score(g.Rows, ref, gate.Measured{Rows: got.Rows, Prompt: g.PromptID, Fidelity: got.Fidelity})
+	res, err := gate.Score(g.Rows, ref, gate.Measured{Rows: got.Rows, Prompt: g.PromptID, Fidelity: got.Fidelity, KVCache: kv})
 	if err != nil {
 		return gate.Result{}, fmt.Errorf("gate of %s: %w", pte, err)
 	}

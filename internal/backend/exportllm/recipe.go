@@ -263,6 +263,15 @@ func llmFields(cfg *config.Config, j *llmJob, req recipe.Request) map[string]any
 // ("Qwen3-4B-8da4w-kv8-32k.pte"), so the name alone says which cache a file has.
 const KVInt8Tag = "kv8"
 
+// KVCacheOfName is how a published file keeps its KV cache, read from its name: "int8"
+// where the qmode is followed by KVInt8Tag, "fp32" otherwise.
+func KVCacheOfName(name string) string {
+	if strings.Contains(path.Base(name), "-"+KVInt8Tag+"-") {
+		return sizing.KVInt8
+	}
+	return sizing.KVFP32
+}
+
 // kvText is how the recipe's description names the cache.
 func kvText(kv string) string {
 	if kv == sizing.KVInt8 {
