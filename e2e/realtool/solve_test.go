@@ -46,7 +46,7 @@ func TestSolveExportGate(t *testing.T) {
 	assert.Positive(t, solved.CalibrationRows)
 	assert.Zero(t, solved.EmptyReplies, "the taught fp32 model continues every calibration row")
 	assert.Positive(t, solved.GateConfidentRows)
-	assert.Equal(t, 128, solved.GateFidelityPositions, "gate.json holds fp32 on the fidelity text")
+	assert.Equal(t, 2048, solved.GateFidelityPositions, "gate.json holds fp32 on the fidelity text")
 	out, err := exec.Command(python(t), "-c", `import sys, torch
 codes = torch.load(sys.argv[1], weights_only=True)
 print(" ".join(sorted(codes)))
@@ -62,7 +62,7 @@ for n, c in codes.items():
 	readJSON(t, filepath.Join(filepath.Dir(codes), "gate.json"), &ref)
 	assert.NotEmpty(t, ref.Confident, "the taught fp32 model is confident on gate rows")
 	require.NotNil(t, ref.Fidelity, "gate.json holds fp32 on the fidelity text")
-	assert.Len(t, ref.Fidelity.Tokens, 128, "the text's first 128 tokens, by the real tokenizer")
+	assert.Len(t, ref.Fidelity.Tokens, 2048, "the text's first 2,048 tokens, by the real tokenizer")
 	assert.Equal(t, 32, ref.Fidelity.TopK)
 	assert.NoError(t, ref.Fidelity.CheckReference())
 
@@ -105,8 +105,12 @@ func fidelity(t *testing.T, r *report.Report) gate.Fidelity {
 	t.Helper()
 	require.NotNil(t, r.Gate.Fidelity, "the gate measured the fidelity text: %s", r.Gate.FidelityMissing)
 	f := *r.Gate.Fidelity
-	assert.Equal(t, 128, f.Positions)
+	assert.Equal(t, 2048, f.Positions)
 	assert.Equal(t, "fidelity-text.txt", f.Text.File)
+	require.NotNil(t, f.Deep, "the deep positions' figures")
+	assert.Equal(t, 1024, f.Deep.From)
+	assert.Equal(t, 1024, f.Deep.Positions)
+	assert.GreaterOrEqual(t, f.Deep.MaxKL, f.Deep.MeanKL)
 	assert.GreaterOrEqual(t, f.NextTokenAgreement, 0.0)
 	assert.LessOrEqual(t, f.NextTokenAgreement, 1.0)
 	assert.GreaterOrEqual(t, f.MeanKL, 0.0)
@@ -135,7 +139,7 @@ func cardShowsQuality(t *testing.T, e exported, f gate.Fidelity) {
 	assert.Contains(t, p.Card, "| Smoke test | Quality vs fp32 |")
 	cell := fmt.Sprintf("| next token %.1f%%, KL %.3f; gate ", 100*f.NextTokenAgreement, f.MeanKL)
 	assert.Contains(t, p.Card, cell, "the file's row shows its figures:\n%s", p.Card)
-	assert.Contains(t, p.Card, "Quality against the fp32 source: *next token* is the share of the 128 positions")
+	assert.Contains(t, p.Card, "Quality against the fp32 source: *next token* is the share of the 2048 positions")
 	var cfg struct {
 		Variants []struct {
 			Quality *struct {
