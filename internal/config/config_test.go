@@ -247,7 +247,7 @@ func TestInt8KVFrom(t *testing.T) {
 	c.Export.XNNPACK.Int8KVFrom = 8192
 	require.NoError(t, c.validate(nil))
 	c.Export.Vulkan.Int8KVFrom = 8192
-	assert.ErrorContains(t, c.validate(nil), "export.vulkan.int8_kv_cache_from: must be 0: ExecuTorch 1.5.1's Vulkan export")
+	assert.ErrorContains(t, c.validate(nil), "export.vulkan.int8_kv_cache_from: must be 0: the pinned ExecuTorch's Vulkan export")
 	c.Export.Vulkan.Int8KVFrom, c.Export.XNNPACK.Int8KVFrom = 0, -1
 	assert.ErrorContains(t, c.validate(nil), "export.xnnpack.int8_kv_cache_from")
 }
