@@ -233,3 +233,21 @@ func TestJobLimitBounds(t *testing.T) {
 		assert.ErrorContains(t, err, "export.job_limit_minutes", "%d minutes", tc.minutes)
 	}
 }
+
+// TestInt8KVFrom: the cache rule at its edge (the window at the setting is int8, one below
+// is fp32), never for the fp32 recipe or a setting of 0, and Vulkan refuses it by key.
+func TestInt8KVFrom(t *testing.T) {
+	r := LLMRecipe{QMode: "8da4w", Int8KVFrom: 8192}
+	assert.Equal(t, "int8", r.KVCacheFor("", 8192))
+	assert.Equal(t, "fp32", r.KVCacheFor("", 8191))
+	assert.Equal(t, "fp32", r.KVCacheFor("fp32", 32768), "the fp32 fallback keeps nothing quantized")
+	assert.Equal(t, "fp32", LLMRecipe{QMode: "8da4w"}.KVCacheFor("", 32768))
+	c, err := Default()
+	require.NoError(t, err)
+	c.Export.XNNPACK.Int8KVFrom = 8192
+	require.NoError(t, c.validate(nil))
+	c.Export.Vulkan.Int8KVFrom = 8192
+	assert.ErrorContains(t, c.validate(nil), "export.vulkan.int8_kv_cache_from: must be 0: the pinned ExecuTorch's Vulkan export")
+	c.Export.Vulkan.Int8KVFrom, c.Export.XNNPACK.Int8KVFrom = 0, -1
+	assert.ErrorContains(t, c.validate(nil), "export.xnnpack.int8_kv_cache_from")
+}

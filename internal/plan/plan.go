@@ -108,7 +108,7 @@ type Row struct {
 	// keep its KV cache (the same .pte and runtime, the cache fp32 or int8), so plan can
 	// say what the int8 cache gains; nil for the NPU backends.
 	ResidentByCache map[string]int64 `json:"device_resident_bytes_by_kv_cache,omitempty"`
-	HostNeedBytes int64 `json:"host_need_bytes"`
+	HostNeedBytes   int64            `json:"host_need_bytes"`
 	// ExportPeakBytes is the raw export_llm peak (XNNPACK, Vulkan), for the export report.
 	ExportPeakBytes int64  `json:"-"`
 	DiskNeedBytes   int64  `json:"disk_need_bytes"`

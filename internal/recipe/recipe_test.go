@@ -185,3 +185,33 @@ func TestBuildTakesTheVerdict(t *testing.T) {
 		})
 	}
 }
+
+// TestInt8KVRecipe: with xnnpack.int8_kv_cache_from at 8k, the 8k file keeps its cache in
+// int8 (export_llm's quantize_kv_cache beside the custom SDPA), says so in its name and
+// fields, and the 4k file below the setting and the fp32 fallback keep it in fp32.
+func TestInt8KVRecipe(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	cfg.Export.XNNPACK.Int8KVFrom = 8192
+	for _, tc := range []struct {
+		window      int
+		qmode, name string
+		kv          string
+	}{
+		{8192, "", "Qwen3-1.7B-8da4w-kv8-8k.pte", "int8"},
+		{4096, "", "Qwen3-1.7B-8da4w-4k.pte", "fp32"},
+		{8192, "fp32", "Qwen3-1.7B-fp32-8k.pte", "fp32"},
+	} {
+		req := request(t, "Qwen/Qwen3-1.7B", "xnnpack", tc.window, "")
+		req.QMode = tc.qmode
+		r, err := backend.Build(cfg, req)
+		require.NoError(t, err)
+		require.Len(t, r.Outputs, 1)
+		assert.Equal(t, "xnnpack/"+tc.name, r.Outputs[0].To)
+		assert.Equal(t, tc.kv, r.Fields["kv_cache_dtype"])
+		y := string(r.Files["export_llm.yaml"])
+		assert.Equal(t, tc.kv == "int8", strings.Contains(y, "  quantize_kv_cache: true\n"), y)
+		assert.Contains(t, y, "  use_sdpa_with_kv_cache: true\n", "the quantized SDPA needs the custom one")
+		assert.Equal(t, tc.kv == "int8", strings.Contains(r.Fields["description"].(string), "int8 KV cache"))
+	}
+}

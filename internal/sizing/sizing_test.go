@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/sizing"
 	"github.com/experimentalmachines/exe-expo/internal/sizing/sizingtest"
 	"github.com/stretchr/testify/assert"
@@ -27,6 +28,14 @@ func TestWorkedNumbers(t *testing.T) {
 		{"Qwen3-0.6B masks at 32k", q06.MaskBytes(32768), 30_064_771_072},
 		{"Qwen3-0.6B export peak 2k", q06.ExportPeakBytes(2048), 6_093_469_952},
 		{"Qwen3-0.6B NPU KV at 2k", q06.NPUKVCacheBytes(2048), 234_881_024},
+		// int8 cache: head_dim int8 values, an fp32 scale and an int8 zero point per token,
+		// layer, K or V and KV head (docs/research/int8-kv.md).
+		{"Qwen3-0.6B int8 KV per token", q06.KVBytesPerTokenAs(sizing.KVInt8), 59_584},
+		{"Qwen3-4B int8 KV per token", q4.KVBytesPerTokenAs(sizing.KVInt8), 76_608},
+		{"Qwen3-4B fp32 KV per token by name", q4.KVBytesPerTokenAs(sizing.KVFP32), 294_912},
+		// the tiny Qwen3 the real export measured: 168 bytes a token planned (512 for fp32)
+		{"tiny Qwen3 int8 KV per token", tinyQwen3.KVBytesPerTokenAs(sizing.KVInt8), 168},
+		{"tiny Qwen3 fp32 KV per token", tinyQwen3.KVBytesPerToken(), 512},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
@@ -36,6 +45,10 @@ func TestWorkedNumbers(t *testing.T) {
 	_, err := sizing.PerParam(map[string]float64{"8da4w": 0.5}, "int8")
 	assert.EqualError(t, err, `no size model for qmode "int8"`)
 }
+
+// tinyQwen3 is internal/tinymodel's Qwen3 as int8-kv.md measured it: 2 layers, 2 KV heads
+// of 16.
+var tinyQwen3 = sizing.Model{Arch: model.Arch{Layers: 2, KVHeads: 2, HeadDim: 16}}
 
 // fleet is the Blacksmith x86 fleet as measured
 // (docs/research/sizing.md#runner-fleet-and-test-hosts).
