@@ -49,6 +49,7 @@ func TestResidentAgainstThePhones(t *testing.T) {
 			require.GreaterOrEqual(t, i, 0, "%s has no %d row", tc.id, m.window)
 			r := rows[i]
 			assert.InEpsilon(t, m.resident, r.ResidentBytes, 0.10, "%s %s: estimate %d, measured %d", tc.id, r.Label, r.ResidentBytes, m.resident)
+			assert.GreaterOrEqual(t, r.ResidentBytes, m.resident, "%s %s: the estimate never promises a phone less than was measured", tc.id, r.Label)
 			assert.InEpsilon(t, m.pte, r.PTEBytes, 0.02, "%s %s: the .pte estimate", tc.id, r.Label)
 			held := slices.Contains(config.Fits(cfg.Export.PhoneClasses, r.ResidentBytes), 12)
 			killed := tc.id == "Qwen/Qwen3-1.7B" && m.window == 32768
@@ -61,6 +62,7 @@ func TestResidentAgainstThePhones(t *testing.T) {
 	} {
 		est := m.pte + 32_768*int64(m.window) + cfg.Export.RuntimeOverheadBytes
 		assert.InEpsilon(t, m.resident, est, 0.10, "LFM2.5-2.6B %s: estimate %d, measured %d", family.WindowLabel(m.window), est, m.resident)
+		assert.GreaterOrEqual(t, est, m.resident, "LFM2.5-2.6B %s: never below what was measured", family.WindowLabel(m.window))
 		assert.Contains(t, config.Fits(cfg.Export.PhoneClasses, est), 12, "LFM2.5-2.6B %s on a 12 GB phone", family.WindowLabel(m.window))
 	}
 }

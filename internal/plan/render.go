@@ -120,7 +120,7 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 	if len(b.Phones) > 0 {
 		ew.printf("  largest window per phone: %s\n", PhoneLine(b.Phones))
 	}
-	for _, c := range []string{"fp32", "int8"} {
+	for _, c := range []string{sizing.KVFP32, sizing.KVInt8} {
 		if fits, ok := b.PhonesByCache[c]; ok {
 			ew.printf("    every window with an %s KV cache: %s\n", c, PhoneLine(fits))
 		}

@@ -340,13 +340,20 @@ func memory(b *strings.Builder, rs []placed) {
 // before the recipe recorded it had the only cache export_llm files then had, fp32, and the
 // NPU backends keep their own 16-bit ones.
 func cacheKind(r *report.Report) string {
-	if kv, _ := r.Recipe["kv_cache_dtype"].(string); kv != "" {
+	if kv := recordedCache(r); kv != "" {
 		return kv
 	}
 	if r.Backend == "qnn" || r.Backend == "mediatek" {
 		return "16-bit"
 	}
 	return "fp32"
+}
+
+// recordedCache is the KV cache the export's recipe recorded (kv_cache_dtype), "" for an
+// NPU backend's report or one from before it was recorded.
+func recordedCache(r *report.Report) string {
+	kv, _ := r.Recipe["kv_cache_dtype"].(string)
+	return kv
 }
 
 // made is one line per distinct recipe, with the runs that built its files.

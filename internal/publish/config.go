@@ -134,8 +134,7 @@ func variants(r *report.Report) []Variant {
 	base := Variant{Context: r.Window.Context, SourceRevision: r.Source.SHA, Quantization: label(r), FitsPhonesGiB: fitsPhones(r.Window), ResidentBytes: r.Window.DeviceResident}
 	base.Quality, base.QualityNote = variantQuality(r)
 	base.Fallback = r.Fallback
-	base.KVCache, _ = r.Recipe["kv_cache_dtype"].(string)
-	if base.KVCache != "" {
+	if base.KVCache = recordedCache(r); base.KVCache != "" {
 		base.KVBytesPerToken = r.Window.KVBytesPerToken
 	}
 	if b := backend.ByName(r.Backend); b != nil && b.LLM {

@@ -37,8 +37,9 @@ func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmo
 	if qmode == "" {
 		qmode = rc.QMode
 	}
-	kv := m.KVBytesPerTokenAs(rc.KVCacheFor(qmode, w))
-	z := backend.Size{KVCache: rc.KVCacheFor(qmode, w), KVBytesPerToken: kv, KVCacheBytes: sizing.MulBytes(kv, int64(w))}
+	cache := rc.KVCacheFor(qmode, w)
+	kv := m.KVBytesPerTokenAs(cache)
+	z := backend.Size{KVCache: cache, KVBytesPerToken: kv, KVCacheBytes: sizing.MulBytes(kv, int64(w))}
 	var err error
 	z.PTEBytes, err = s.PTE(m, qmode, w)
 	z.HostNeedBytes = s.HostNeed(m, w)
