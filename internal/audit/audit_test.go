@@ -106,7 +106,7 @@ func TestRun(t *testing.T) {
 			assert.Equal(t, 12, q.GateGraded)
 			assert.InDelta(t, 0.9, q.GateFP32Mean, 1e-9)
 			require.NotNil(t, q.Fidelity, "the audit's reference has the fidelity text")
-			assert.Equal(t, 128, q.Fidelity.Positions)
+			assert.Equal(t, 2048, q.Fidelity.Positions, "gate.fidelity_tokens")
 			assert.Equal(t, "fidelity-text.txt", q.Fidelity.Text.File)
 			pe := map[string]float64{"0.85": 0.85, "0.1": 0.1}[tc.p]
 			assert.InDelta(t, 0.9*math.Log(0.9/pe)+0.1*math.Log(0.1/(1-pe)), q.Fidelity.MeanKL, 1e-9)

@@ -85,7 +85,10 @@ type Backend struct {
 type Size struct {
 	// KVCache is how the file keeps its KV cache (sizing.KVFP32 or KVInt8); empty for the
 	// NPU backends, whose caches are their own 16-bit ones.
-	KVCache                       string
+	KVCache string
+	// KVCaches are the caches this backend's files can keep at all (plan's phone table per
+	// cache shows each); nil for the NPU backends.
+	KVCaches                      []string
 	KVBytesPerToken, KVCacheBytes int64
 	PTEBytes                      int64
 	// Chunks are per-chunk file sizes, EmbeddingBytes a side table (both in PTEBytes).

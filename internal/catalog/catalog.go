@@ -54,9 +54,11 @@ type Folder struct {
 	// replaced them, newest first, one per runtime: an app on an older runtime downloads
 	// its files at their Revision.
 	Older []*Folder `json:"older,omitempty"`
-	// Phones is the folder's phone table, as its config.json gives it.
-	Phones  json.RawMessage `json:"phones,omitempty"`
-	Windows []Window        `json:"windows"`
+	// Phones is the folder's phone table, as its config.json gives it, and PhonesByCache
+	// the same with one KV cache at every window (config.json's phones_by_kv_cache).
+	Phones        json.RawMessage `json:"phones,omitempty"`
+	PhonesByCache json.RawMessage `json:"phones_by_kv_cache,omitempty"`
+	Windows       []Window        `json:"windows"`
 }
 
 // Runtime is what a phone needs to run the folder's files.
@@ -68,13 +70,16 @@ type Runtime struct {
 
 // Window is one window's files and figures.
 type Window struct {
-	Context        int             `json:"context"`
-	Quantization   string          `json:"quantization"`
-	SourceRevision string          `json:"source_revision"`
-	Files          []FileEntry     `json:"files"`
-	ResidentBytes  int64           `json:"device_resident_bytes,omitempty"`
-	FitsPhonesGiB  []int           `json:"fits_phones_gib,omitempty"`
-	Quality        json.RawMessage `json:"quality,omitempty"`
+	Context        int         `json:"context"`
+	Quantization   string      `json:"quantization"`
+	SourceRevision string      `json:"source_revision"`
+	Files          []FileEntry `json:"files"`
+	ResidentBytes  int64       `json:"device_resident_bytes,omitempty"`
+	FitsPhonesGiB  []int       `json:"fits_phones_gib,omitempty"`
+	// KVCache is how the window's file keeps its KV cache ("fp32", "int8"), as config.json
+	// says; empty for the NPU backends and files from before it was recorded.
+	KVCache string          `json:"kv_cache,omitempty"`
+	Quality json.RawMessage `json:"quality,omitempty"`
 }
 
 // FileEntry is one file of a window, as the repo holds it.
@@ -200,8 +205,9 @@ type folderConfig struct {
 	NeuroPilotSDK  *struct {
 		Build string `json:"build"`
 	} `json:"neuropilot_sdk"`
-	Phones   json.RawMessage `json:"phones"`
-	Variants []struct {
+	Phones        json.RawMessage `json:"phones"`
+	PhonesByCache json.RawMessage `json:"phones_by_kv_cache"`
+	Variants      []struct {
 		File           string          `json:"file"`
 		Files          []string        `json:"files"`
 		Embedding      string          `json:"embedding"`
@@ -212,6 +218,7 @@ type folderConfig struct {
 		Quantization   string          `json:"quantization"`
 		ResidentBytes  int64           `json:"device_resident_bytes"`
 		FitsPhonesGiB  []int           `json:"fits_phones_gib"`
+		KVCache        string          `json:"kv_cache"`
 		Quality        json.RawMessage `json:"quality"`
 	} `json:"variants"`
 }
@@ -230,9 +237,12 @@ func folderFrom(folder string, data []byte) (*Folder, string, error) {
 	if len(fc.Phones) > 0 && string(fc.Phones) != "null" {
 		f.Phones = fc.Phones
 	}
+	if len(fc.PhonesByCache) > 0 && string(fc.PhonesByCache) != "null" {
+		f.PhonesByCache = fc.PhonesByCache
+	}
 	for _, v := range fc.Variants {
 		w := Window{Context: v.Context, Quantization: v.Quantization, SourceRevision: v.SourceRevision,
-			ResidentBytes: v.ResidentBytes, FitsPhonesGiB: v.FitsPhonesGiB, Files: []FileEntry{}}
+			ResidentBytes: v.ResidentBytes, FitsPhonesGiB: v.FitsPhonesGiB, KVCache: v.KVCache, Files: []FileEntry{}}
 		if len(v.Quality) > 0 && string(v.Quality) != "null" {
 			w.Quality = v.Quality
 		}

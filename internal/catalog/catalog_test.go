@@ -35,6 +35,9 @@ func configJSON(backend, target string, windows ...int) []byte {
 			"device_resident_bytes": 5000 + w, "fits_phones_gib": []int{8, 16}}
 		if target == "" {
 			v["file"], v["sha256"] = fmt.Sprintf("m-%d.pte", w), fmt.Sprintf("%064x", w)
+			v["kv_cache"] = map[bool]string{false: "fp32", true: "int8"}[w >= 4096]
+			c["phones_by_kv_cache"] = map[string]any{"fp32": []map[string]any{{"ram_gib": 8, "app_bytes": 1, "window": 2048}},
+				"int8": []map[string]any{{"ram_gib": 8, "app_bytes": 1, "window": 4096}}}
 		} else {
 			c["target"] = target
 			c["neuropilot_sdk"] = map[string]any{"name": "NeuroPilot Express SDK", "build": "8.0.8"}
@@ -85,6 +88,10 @@ func TestUpdateRebuildCheck(t *testing.T) {
 	assert.Equal(t, []FileEntry{{Path: "xnnpack/m-2048.pte", SHA256: fmt.Sprintf("%064x", 2048), SizeBytes: 3048}}, f.Windows[0].Files)
 	assert.Equal(t, int64(7048), f.Windows[0].ResidentBytes)
 	assert.Equal(t, []int{8, 16}, f.Windows[0].FitsPhonesGiB)
+	assert.Equal(t, "fp32", f.Windows[0].KVCache, "which cache each window keeps, from config.json")
+	assert.Equal(t, "int8", f.Windows[1].KVCache)
+	assert.JSONEq(t, `{"fp32": [{"ram_gib": 8, "app_bytes": 1, "window": 2048}], "int8": [{"ram_gib": 8, "app_bytes": 1, "window": 4096}]}`,
+		string(f.PhonesByCache), "the phone table per cache, as config.json gives it")
 	assert.Equal(t, "Qwen/Qwen3-0.6B", cat.Models[a].Source)
 
 	diffs, err := Check(ctx, c, cat, catalogRepo)

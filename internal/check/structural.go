@@ -41,6 +41,11 @@ type Expect struct {
 	QNNMode string `json:"qnn_mode,omitempty"`
 	// MediaTek names one chunk file's methods; without Exp only their pattern is checked.
 	MediaTek MediaTekChunk `json:"mediatek"`
+	// KVCache is the KV cache the recipe asked for ("fp32", "int8"), held to forward's
+	// cache tensors of MaxContextLen positions; KVBytesPerToken is the size model's figure
+	// for it, held exactly (0: not held). Empty for the NPU backends.
+	KVCache         string `json:"kv_cache,omitempty"`
+	KVBytesPerToken int64  `json:"kv_bytes_per_token,omitempty"`
 }
 
 // Result is the structural verdict as the export report records it.
@@ -57,6 +62,8 @@ type Result struct {
 	// Coverage is each code method's delegate coverage, in program order: the operators,
 	// linears and weight bytes inside its delegates and outside them on CPU kernels.
 	Coverage []pte.Coverage `json:"delegate_coverage"`
+	// KVCache is the KV cache read back from the file, when the recipe named one.
+	KVCache *KVCache `json:"kv_cache,omitempty"`
 }
 
 // Verdict is the one-line summary inspect prints.
@@ -88,6 +95,9 @@ func Structural(prog *pte.Program, spec Spec, want Expect) Result {
 		}
 	}
 	r.Problems = append(r.Problems, metadata(r.Metadata, want, spec.SingularEOS)...)
+	kv, problems := kvProblems(prog, want)
+	r.KVCache = kv
+	r.Problems = append(r.Problems, problems...)
 	r.Passed = len(r.Problems) == 0
 	return r
 }

@@ -63,7 +63,8 @@ func TestPlanJSONShape(t *testing.T) {
 	assert.True(t, p.Offline)
 	require.Len(t, p.Backends, 1)
 	require.Len(t, p.Backends[0].Windows, 5)
-	assert.Equal(t, int64(7_516_192_768), p.Backends[0].Windows[4].KVCacheBytes)
+	// 32k keeps an int8 cache: 28 layers × 2 × 8 KV heads × (128 + 5) bytes × 32,768.
+	assert.Equal(t, int64(1_952_448_512), p.Backends[0].Windows[4].KVCacheBytes)
 }
 
 // modelFolder writes a local model folder called name holding Qwen3-0.6B's config.json with

@@ -106,8 +106,19 @@ type LLMRecipe struct {
 	// Int8KVFrom is the smallest window whose file keeps its KV cache in int8 (export_llm's
 	// quantize_kv_cache); shorter windows keep it in fp32, and 0 keeps every window's in
 	// fp32. KVCacheFor applies it.
-	Int8KVFrom int      `yaml:"int8_kv_cache_from"`
-	Runners    []string `yaml:"runners"`
+	Int8KVFrom int `yaml:"int8_kv_cache_from"`
+	// Int8KVGainsOnly keeps the int8 cache, from Int8KVFrom on, only for a window that some
+	// phone class holds with it and not with the fp32 cache: elsewhere the fp32 cache fits
+	// the same phones and decodes faster (docs/research/int8-kv.md, "Which windows").
+	// Int8KVGains decides it.
+	Int8KVGainsOnly bool     `yaml:"int8_kv_cache_gains_only"`
+	Runners         []string `yaml:"runners"`
+}
+
+// Int8KVGains says whether the int8 cache lets more phone classes hold a window than the
+// fp32 cache does, from what the phone holds with each (the file, the cache, the runtime).
+func Int8KVGains(classes []PhoneClass, residentFP32, residentInt8 int64) bool {
+	return len(Fits(classes, residentInt8)) > len(Fits(classes, residentFP32))
 }
 
 // KVCacheFor is how a file of this recipe at window w keeps its KV cache: "int8" from

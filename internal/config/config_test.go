@@ -73,15 +73,15 @@ func TestStrictErrors(t *testing.T) {
 		{"text for a fraction", "  max_nominal_billions: 4.0 ", "  max_nominal_billions: four ", []string{"watch.max_nominal_billions: want a number, not `four`"}},
 		{"impossible group size", "    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    group_size: 24\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"pipeline.yaml", "line 59", "export.xnnpack.group_size", "power of two"}},
 		{"schedule that is not a cron", `  schedule: ""`, `  schedule: "hourly"`, []string{"watch.schedule", `"hourly" is not a cron of five fields`}},
-		{"unknown runner", "    runners: [arm-8, arm-16, arm-32]  # smallest first", "    runners: [arm-9]", []string{"line 62", "export.xnnpack.runners.0", "arm-9"}},
+		{"unknown runner", "    runners: [arm-8, arm-16, arm-32]  # smallest first", "    runners: [arm-9]", []string{"line 71", "export.xnnpack.runners.0", "arm-9"}},
 		{"unknown chip", "    socs: [MT6991]", "    socs: [MT6999]", []string{"export.mediatek.socs.0", "MT6999"}},
 		{"qmode without size model", "    qmode: 8da4w\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", "    qmode: int8\n    group_size: 32\n    embedding_quantize: \"8,0\"\n    embedding_hqq: false              #", []string{"line 58", "export.xnnpack.qmode", `"int8" has no size model (8da4w or fp32)`}},
 		{"duplicate window", "context_tiers: [32768, 16384, 8192, 4096, 2048]", "context_tiers: [32768, 16384, 8192, 4096, 4096]", []string{"export.context_tiers.4", "twice"}},
 		{"repository without owner", "  repository: experimentalmachines/exe-expo", "  repository: exe-expo", []string{"github.repository", `"exe-expo" is not a GitHub owner/name`}},
 		{"ref with a space", "  caller_ref: v1", "  caller_ref: v 1", []string{"github.caller_ref", `"v 1" is not a branch, tag or commit name`}},
 		{"no job limit", "  job_limit_minutes: 350\n", "", []string{"export.job_limit_minutes", "0 is outside 1..360 (GitHub cancels a job after 360 minutes)"}},
-		{"job limit past GitHub's", "  job_limit_minutes: 350", "  job_limit_minutes: 361", []string{"line 95: export.job_limit_minutes: 361 is outside 1..360"}},
-		{"job limit in hours", "  job_limit_minutes: 350", "  job_limit_minutes: 5h", []string{"line 95: export.job_limit_minutes: want a whole number, not `5h`"}},
+		{"job limit past GitHub's", "  job_limit_minutes: 350", "  job_limit_minutes: 361", []string{"line 104: export.job_limit_minutes: 361 is outside 1..360"}},
+		{"job limit in hours", "  job_limit_minutes: 350", "  job_limit_minutes: 5h", []string{"line 104: export.job_limit_minutes: want a whole number, not `5h`"}},
 		{"runners out of order", "    runners: [x64-8, x64-16, x64-32]\n  mediatek:", "    runners: [x64-32, x64-8]\n  mediatek:", []string{"export.qnn.runners.1", "smallest first"}},
 	}
 	for _, tc := range tests {
@@ -250,4 +250,24 @@ func TestInt8KVFrom(t *testing.T) {
 	assert.ErrorContains(t, c.validate(nil), "export.vulkan.int8_kv_cache_from: must be 0: the pinned ExecuTorch's Vulkan export")
 	c.Export.Vulkan.Int8KVFrom, c.Export.XNNPACK.Int8KVFrom = 0, -1
 	assert.ErrorContains(t, c.validate(nil), "export.xnnpack.int8_kv_cache_from")
+	c.Export.XNNPACK.Int8KVFrom, c.Export.XNNPACK.Int8KVGainsOnly = 0, true
+	assert.ErrorContains(t, c.validate(nil), "export.xnnpack.int8_kv_cache_gains_only: is true but int8_kv_cache_from is 0")
+}
+
+// TestInt8KVGains: the int8 cache gains a window when one more phone class holds it than
+// holds the fp32 one; equal resident bytes at a class's budget still fit it.
+func TestInt8KVGains(t *testing.T) {
+	classes := []PhoneClass{{RAMGiB: 4, AppBytes: 2_000}, {RAMGiB: 8, AppBytes: 4_000}}
+	for _, tc := range []struct {
+		fp32, int8 int64
+		gains      bool
+	}{
+		{1_500, 1_000, false}, // both fit every class
+		{2_001, 2_000, true},  // int8 at the 4 GB budget, fp32 one byte over
+		{2_001, 2_001, false},
+		{4_001, 3_000, true},  // int8 brings in the 8 GB class
+		{9_000, 5_000, false}, // no class either way
+	} {
+		assert.Equal(t, tc.gains, Int8KVGains(classes, tc.fp32, tc.int8), "fp32 %d, int8 %d", tc.fp32, tc.int8)
+	}
 }

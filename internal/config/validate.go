@@ -187,6 +187,8 @@ func (c *Config) validateExport(v *validator) {
 		v.check(r.r.GroupSize > 0 && r.r.GroupSize&(r.r.GroupSize-1) == 0, p+".group_size", "%d is not a power of two", r.r.GroupSize)
 		v.check(embQuant.MatchString(r.r.EmbeddingQuantize), p+".embedding_quantize", "%q is not \"<bits>,<group>\" with 4 or 8 bits", r.r.EmbeddingQuantize)
 		v.check(r.r.Int8KVFrom >= 0, p+".int8_kv_cache_from", "must be 0 (every cache fp32) or a window")
+		v.check(!r.r.Int8KVGainsOnly || r.r.Int8KVFrom > 0, p+".int8_kv_cache_gains_only",
+			"is true but int8_kv_cache_from is 0: no window keeps an int8 cache for it to choose among")
 		v.check(r.name != "vulkan" || r.r.Int8KVFrom == 0, p+".int8_kv_cache_from",
 			"must be 0: the pinned ExecuTorch's Vulkan export with quantize_kv_cache fails in vulkan_preprocess (GuardOnDataDependentSymNode on the RoPE table's narrow(input_pos)) once the int8 cache ops stay on the CPU (docs/research/int8-kv.md)")
 		c.checkRunners(v, p+".runners", r.r.Runners)

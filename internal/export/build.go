@@ -40,8 +40,9 @@ func (o *Options) newReport(src *model.Source, v *family.Verdict, r *recipe.Reci
 		Window: report.Window{
 			Context: g.window, Reason: g.reason, DeviceResident: g.row.ResidentBytes,
 			PhoneBudgetBytes: o.Config.Export.DeviceBudgetBytes, FitsPhoneBudget: g.row.FitsPhone,
-			PhoneClasses:  o.Config.Export.PhoneClasses,
-			FitsPhonesGiB: config.Fits(o.Config.Export.PhoneClasses, g.row.ResidentBytes),
+			PhoneClasses:    o.Config.Export.PhoneClasses,
+			FitsPhonesGiB:   config.Fits(o.Config.Export.PhoneClasses, g.row.ResidentBytes),
+			ResidentByCache: g.row.ResidentByCache,
 		},
 		Estimates: report.Estimates{PTEBytesEstimate: g.row.PTEBytes, ExportPeakBytesEstimate: g.row.ExportPeakBytes,
 			HostNeedBytes: g.row.HostNeedBytes, DiskNeedBytes: g.disk},
@@ -276,7 +277,11 @@ func (o *Options) collect(r *recipe.Recipe, rep *report.Report) error {
 		if err != nil {
 			return fmt.Errorf("read back %s: %w", out.To, err)
 		}
-		res := check.Structural(prog, o.spec().Check, *out.Expect)
+		want := *out.Expect
+		if want.KVCache != "" && rep.Window.KVBytesPerToken != nil {
+			want.KVBytesPerToken = *rep.Window.KVBytesPerToken // the size model's figure, held to the file's
+		}
+		res := check.Structural(prog, o.spec().Check, want)
 		rep.StructuralCheck = append(rep.StructuralCheck, res)
 		for k, v := range res.Metadata {
 			rep.Metadata[k] = v

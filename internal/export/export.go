@@ -125,7 +125,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	fmt.Fprintf(o.Log, "exe-expo: %s to %s at %d tokens (%s)\n", src.ID, o.Backend, g.window, g.reason)
 	r, err := backend.Build(o.Config, recipe.Request{
-		Backend: o.Backend, Source: src, Verdict: v, Window: g.window, SoC: o.SoC, QMode: o.QMode, Codes: o.Codes,
+		Backend: o.Backend, Source: src, Verdict: v, Window: g.window, SoC: o.SoC, QMode: o.QMode, Codes: o.Codes, KVCache: g.row.KVCache,
 		Work: o.Work, SourceDir: o.srcDir, Python: o.Python, MTKPython: o.MTKPython, ExecuTorch: o.ExecuTorch,
 	})
 	if err != nil {

@@ -52,9 +52,9 @@ func Estimate(cfg *config.Config, src *model.Source, m sizing.Model, b *backend.
 	row.Chunks, row.EmbeddingBytes = z.Chunks, z.EmbeddingBytes
 	row.HostNeedBytes, row.DiskNeedBytes, row.ExportPeakBytes = z.HostNeedBytes, z.DiskNeedBytes, z.ExportPeakBytes
 	row.ResidentBytes = sizing.AddBytes(row.PTEBytes, row.KVCacheBytes, e.RuntimeOverheadBytes)
-	if z.KVCache != "" {
+	if len(z.KVCaches) > 1 {
 		row.ResidentByCache = map[string]int64{}
-		for _, c := range []string{sizing.KVFP32, sizing.KVInt8} {
+		for _, c := range z.KVCaches {
 			row.ResidentByCache[c] = sizing.AddBytes(row.PTEBytes, sizing.MulBytes(m.KVBytesPerTokenAs(c), int64(w)), e.RuntimeOverheadBytes)
 		}
 	}

@@ -54,7 +54,9 @@ func TestPlanRows(t *testing.T) {
 		t.Fatalf("backends = %+v", p.Backends)
 	}
 	r := p.Backends[0].Rows[4]
-	if r.Window != 32768 || r.KVCacheBytes != 7_516_192_768 || r.FitsPhone {
+	// 32k keeps an int8 cache (xnnpack.int8_kv_cache_from): 28 × 2 × 8 × (128 + 5) × 32,768
+	// bytes, and fits the phone budget the fp32 cache's 7.5 GB did not.
+	if r.Window != 32768 || r.KVCache != "int8" || r.KVCacheBytes != 1_952_448_512 || !r.FitsPhone || r.ResidentByCache["fp32"] != 9_273_586_732 {
 		t.Errorf("32k row = %+v", r)
 	}
 	// 32k needs the largest ARM runner and its swap; 2k fits the 8-vCPU one.
@@ -95,10 +97,15 @@ func TestTableKeyFollowsTheConfig(t *testing.T) {
 			}
 		}
 	}
-	assert.Contains(t, out, "  largest window per phone: 4 GB phone: 2k, 6 GB phone: 4k, 8 GB phone: 8k, 12 GB phone: 16k, 16 GB phone: 16k\n")
+	// 4k and up keep an int8 cache, where it lets a smaller phone hold the window
+	// (xnnpack.int8_kv_cache_gains_only): the classes reach further than with fp32 alone.
+	assert.Contains(t, out, "  largest window per phone: 4 GB phone: 8k, 6 GB phone: 16k, 8 GB phone: 32k, 12 GB phone: 32k, 16 GB phone: 32k\n")
+	assert.Contains(t, out, "    every window with an fp32 KV cache: 4 GB phone: 2k, 6 GB phone: 4k, 8 GB phone: 8k, 12 GB phone: 16k, 16 GB phone: 16k\n")
 	require.Len(t, rows, 5)
 	assert.True(t, rows[0].FitsPhone, "2k: %d resident bytes", rows[0].ResidentBytes)
-	assert.False(t, rows[1].FitsPhone, "4k: %d resident bytes", rows[1].ResidentBytes)
+	assert.Equal(t, "fp32", rows[0].KVCache, "2k fits the 4 GB class with fp32: int8 gains no phone")
+	assert.Equal(t, "int8", rows[1].KVCache, "4k fits the 4 GB class only with int8")
+	assert.True(t, rows[1].FitsPhone, "4k: %d resident bytes", rows[1].ResidentBytes)
 
 	// no table (every backend refused): no key either
 	llama4, _, err := source.Open(context.Background(), "meta-llama/Llama-4-Scout-17B-16E-Instruct", "main", nil)

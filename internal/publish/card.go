@@ -323,10 +323,11 @@ func memory(b *strings.Builder, rs []placed) {
 	var lines []string
 	for _, p := range rs {
 		r := p.Report
-		if r.Window.KVBytesPerToken == nil {
+		kv := kvPerToken(r)
+		if kv == nil {
 			continue
 		}
-		per, n := *r.Window.KVBytesPerToken, int64(r.Window.Context)
+		per, n := *kv, int64(r.Window.Context)
 		lines = append(lines, fmt.Sprintf("- %s at %s tokens: the KV cache costs %s bytes per token (%s), %s bytes for the whole window, allocated in full when the model loads.",
 			title(r), thousands(n), thousands(per), cacheKind(r), thousands(per*n)))
 	}
@@ -354,6 +355,19 @@ func cacheKind(r *report.Report) string {
 func recordedCache(r *report.Report) string {
 	kv, _ := r.Recipe["kv_cache_dtype"].(string)
 	return kv
+}
+
+// kvPerToken is the KV cache's bytes per token as the structural check read it back from
+// the file, or, for a report from before it was read, the size model's figure; nil for the
+// NPU backends.
+func kvPerToken(r *report.Report) *int64 {
+	for _, c := range r.StructuralCheck {
+		if c.KVCache != nil {
+			per := c.KVCache.BytesPerToken
+			return &per
+		}
+	}
+	return r.Window.KVBytesPerToken
 }
 
 // made is one line per distinct recipe, with the runs that built its files.

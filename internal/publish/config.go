@@ -28,9 +28,12 @@ type BackendConfig struct {
 	Variants       []Variant `json:"variants"`
 	// Phones is the folder's phone table: for each phone RAM class, the largest window whose
 	// resident bytes fit what the class leaves to the app (0: none).
-	Phones        []config.PhoneFit `json:"phones,omitempty"`
-	QNNSDKVersion string            `json:"qnn_sdk_version,omitempty"`
-	NeuroPilotSDK *NeuroPilotSDK    `json:"neuropilot_sdk,omitempty"`
+	Phones []config.PhoneFit `json:"phones,omitempty"`
+	// PhonesByCache is the same table as if every window kept one KV cache ("fp32",
+	// "int8"): what a phone gains by the int8 cache. Absent when the files can keep only one.
+	PhonesByCache map[string][]config.PhoneFit `json:"phones_by_kv_cache,omitempty"`
+	QNNSDKVersion string                       `json:"qnn_sdk_version,omitempty"`
+	NeuroPilotSDK *NeuroPilotSDK               `json:"neuropilot_sdk,omitempty"`
 	// Skipped are the folder's windows that were not built, with why; the app reads only
 	// variants and ignores it.
 	Skipped []SkippedWindow `json:"skipped,omitempty"`
@@ -118,6 +121,7 @@ func folderConfig(reports []placed, skipped []SkippedWindow) ([]byte, error) {
 		c.Variants = append(c.Variants, variants(p.Report)...)
 	}
 	c.Phones = folderPhones(rs)
+	c.PhonesByCache = folderPhonesByCache(rs)
 	c.Skipped = skipped
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
@@ -135,7 +139,7 @@ func variants(r *report.Report) []Variant {
 	base.Quality, base.QualityNote = variantQuality(r)
 	base.Fallback = r.Fallback
 	if base.KVCache = recordedCache(r); base.KVCache != "" {
-		base.KVBytesPerToken = r.Window.KVBytesPerToken
+		base.KVBytesPerToken = kvPerToken(r)
 	}
 	if b := backend.ByName(r.Backend); b != nil && b.LLM {
 		fits := r.Window.FitsPhoneBudget

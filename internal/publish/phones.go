@@ -29,6 +29,34 @@ func folderPhones(rs []placed) []config.PhoneFit {
 	return config.PhoneTable(classes, resident)
 }
 
+// folderPhonesByCache is the folder's phone table for each KV cache its files could keep,
+// from the reports' resident bytes by cache; nil when fewer than two caches are known.
+func folderPhonesByCache(rs []placed) map[string][]config.PhoneFit {
+	var classes []config.PhoneClass
+	resident := map[string]map[int]int64{}
+	for _, p := range rs {
+		w := p.Report.Window
+		if len(w.PhoneClasses) == 0 {
+			continue
+		}
+		classes = w.PhoneClasses
+		for cache, n := range w.ResidentByCache {
+			if resident[cache] == nil {
+				resident[cache] = map[int]int64{}
+			}
+			resident[cache][w.Context] = n
+		}
+	}
+	if len(resident) < 2 {
+		return nil
+	}
+	out := map[string][]config.PhoneFit{}
+	for cache, byWindow := range resident {
+		out[cache] = config.PhoneTable(classes, byWindow)
+	}
+	return out
+}
+
 // phones writes the card's phone table: one row per backend folder, one column per phone
 // RAM class, each cell the largest window of that folder the phone can hold.
 func phones(b *strings.Builder, rs []placed) {
@@ -43,6 +71,7 @@ func phones(b *strings.Builder, rs []placed) {
 	}
 	var head []config.PhoneFit
 	var rows []string
+	byCache := false
 	for _, f := range order {
 		fits := folderPhones(byFolder[f])
 		if fits == nil {
@@ -57,6 +86,9 @@ func phones(b *strings.Builder, rs []placed) {
 			cells = append(cells, windowCell(fit.Window))
 		}
 		rows = append(rows, "| "+strings.Join(cells, " | ")+" |")
+		extra := byCacheRows(r, folderPhonesByCache(byFolder[f]))
+		byCache = byCache || len(extra) > 0
+		rows = append(rows, extra...)
 	}
 	if len(rows) == 0 {
 		return
@@ -76,9 +108,30 @@ func phones(b *strings.Builder, rs []placed) {
 	b.WriteString("## Which phone runs which window\n\n")
 	b.WriteString("The largest window whose memory on the phone (the .pte, the KV cache and the runtime) fits what a phone of each RAM size leaves to the app: " +
 		strings.Join(shares, ", ") + ". A dash: no window of these files fits. " +
-		"The openweights app sizes a .pte without its KV cache, so it can offer a larger window than this table gives your phone: pick by this table.\n\n")
+		"The openweights app sizes a .pte without its KV cache, so it can offer a larger window than this table gives your phone: pick by this table.")
+	if byCache {
+		b.WriteString(" The rows \"every window with an fp32/int8 KV cache\" show what these files' windows would reach with that one cache at every window: the int8 cache holds a token in about a quarter of the fp32 cache's bytes.")
+	}
+	b.WriteString("\n\n")
 	b.WriteString("| " + strings.Join(cols, " | ") + " |\n| " + strings.Join(rule, " | ") + " |\n")
 	b.WriteString(strings.Join(rows, "\n") + "\n\n")
+}
+
+// byCacheRows are a folder's rows for each cache it could keep at every window, fp32 first.
+func byCacheRows(r *report.Report, byCache map[string][]config.PhoneFit) []string {
+	var rows []string
+	for _, cache := range []string{"fp32", "int8"} {
+		fits, ok := byCache[cache]
+		if !ok {
+			continue
+		}
+		cells := []string{fmt.Sprintf("%s (%s), every window with an %s KV cache", title(r), target(r), cache)}
+		for _, fit := range fits {
+			cells = append(cells, windowCell(fit.Window))
+		}
+		rows = append(rows, "| "+strings.Join(cells, " | ")+" |")
+	}
+	return rows
 }
 
 func windowCell(w int) string {

@@ -32,6 +32,9 @@ type Request struct {
 	QMode string
 	// Codes is a GPTQ codes file; empty means int4 codes rounded to nearest.
 	Codes string
+	// KVCache is the KV cache the size model decided for this window (plan's row): the
+	// recipe builds that one. Empty: the recipe's int8_kv_cache_from alone decides.
+	KVCache string
 	// Work is the working folder (absolute); the tools run there and write their files.
 	Work string
 	// SourceDir holds the downloaded source (config, weights, tokenizer).

@@ -215,3 +215,29 @@ func TestInt8KVRecipe(t *testing.T) {
 		assert.Equal(t, tc.kv == "int8", strings.Contains(r.Fields["description"].(string), "int8 KV cache"))
 	}
 }
+
+// TestRequestedKVCache: the recipe builds the cache plan decided (the request's), over its
+// own threshold, and refuses one export_llm cannot keep or the fp32 fallback must not.
+func TestRequestedKVCache(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		kv, qmode, name, bad string
+	}{
+		{"fp32", "", "Qwen3-1.7B-8da4w-8k.pte", ""},
+		{"int8", "", "Qwen3-1.7B-8da4w-kv8-8k.pte", ""},
+		{"int4", "", "", `KV cache "int4": export_llm keeps fp32 or int8`},
+		{"int8", "fp32", "", "an int8 KV cache with the fp32 recipe"},
+	} {
+		req := request(t, "Qwen/Qwen3-1.7B", "xnnpack", 8192, "")
+		req.KVCache, req.QMode = tc.kv, tc.qmode
+		r, err := backend.Build(cfg, req)
+		if tc.bad != "" {
+			assert.ErrorContains(t, err, tc.bad)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, "xnnpack/"+tc.name, r.Outputs[0].To)
+		assert.Equal(t, tc.kv, r.Outputs[0].Expect.KVCache, "the structural check holds the file to it")
+	}
+}

@@ -114,6 +114,10 @@ type Window struct {
 	// holds DeviceResident: what the card's phone table and config.json are built from.
 	PhoneClasses  []config.PhoneClass `json:"phone_classes,omitempty"`
 	FitsPhonesGiB []int               `json:"fits_phones_gib"`
+	// ResidentByCache is what the phone would hold with each KV cache an export_llm file of
+	// this window can keep (plan's figure): the card and config.json show from it what a
+	// phone gains by the int8 cache. Empty for the NPU backends.
+	ResidentByCache map[string]int64 `json:"device_resident_bytes_by_kv_cache,omitempty"`
 }
 
 // Estimates are the sizing model's predictions, next to what was measured.

@@ -85,11 +85,11 @@ func TestRun(t *testing.T) {
 	assert.Equal(t, filepath.Join(root, "codes", "gate.json"), sum.Gate)
 	require.NotNil(t, ref.Fidelity, "the fp32 reference holds the fidelity text")
 	assert.Equal(t, "fidelity-text.txt", ref.Fidelity.Text.File)
-	assert.Len(t, ref.Fidelity.Tokens, 128)
-	assert.Len(t, ref.Fidelity.Positions, 128)
+	assert.Len(t, ref.Fidelity.Tokens, 2048, "gate.fidelity_tokens")
+	assert.Len(t, ref.Fidelity.Positions, 2048)
 	assert.Equal(t, 32, ref.Fidelity.TopK)
 	assert.NoError(t, ref.Fidelity.CheckReference())
-	assert.Equal(t, 128, sum.GateFidelityPositions)
+	assert.Equal(t, 2048, sum.GateFidelityPositions)
 
 	check := `import sys, torch; c = torch.load(sys.argv[1])
 print(len(c), all(int(v["qdata"].min()) >= -8 and int(v["qdata"].max()) <= 7 and v["scale"].dtype == torch.bfloat16 for v in c.values()))`

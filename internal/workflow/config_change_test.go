@@ -139,16 +139,16 @@ var configChanges = []configChange{{
 	},
 }, {
 	name:  "a window added",
-	edit:  map[string]func(string) string{"config/pipeline.yaml": replace("context_tiers: [32768, 16384, 8192, 4096, 2048]", "context_tiers: [32768, 16384, 8192, 4096, 2048, 1024]")},
+	edit:  map[string]func(string) string{"config/pipeline.yaml": replace("context_tiers: [32768, 16384, 8192, 4096, 2048]", "context_tiers: [65536, 32768, 16384, 8192, 4096, 2048]")},
 	files: func() []string { return exportsAnd("probe-runner.yml") },
 	check: func(t *testing.T, after map[string][]byte) {
 		for _, p := range exportFiles() {
 			def, _ := inputDefault(t, decode(t, after[p]), "contexts").(string)
-			assert.Contains(t, " "+def+",", " 1024, 2048,", p)
+			assert.Contains(t, " "+def+",", " 32768, 65536,", p)
 		}
-		assert.Equal(t, "512, 1024, 2048, 4096, 8192, 16384, 32768", inputDefault(t, decode(t, after[OutputDir+"/export-mediatek.yml"]), "contexts"),
+		assert.Equal(t, "512, 2048, 4096, 8192, 16384, 32768, 65536", inputDefault(t, decode(t, after[OutputDir+"/export-mediatek.yml"]), "contexts"),
 			"MediaTek's cache size stays among its windows")
-		assert.Equal(t, "1024, 2048, 4096, 8192, 16384, 32768", decode(t, after[OutputDir+"/probe-runner.yml"]).at("on", "workflow_dispatch", "inputs", "contexts", "default"))
+		assert.Equal(t, "2048, 4096, 8192, 16384, 32768, 65536", decode(t, after[OutputDir+"/probe-runner.yml"]).at("on", "workflow_dispatch", "inputs", "contexts", "default"))
 	},
 }, {
 	// The Python environment's pins reach the runner through actions/setup-export, which

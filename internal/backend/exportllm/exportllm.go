@@ -29,6 +29,9 @@ type Sizes struct {
 	Settings func(cfg *config.Config) config.LLMRecipe
 	PTE      func(m sizing.Model, qmode string, w int) (int64, error)
 	HostNeed func(m sizing.Model, w int) int64
+	// Int8KV: the backend's runtime runs export_llm's int8 KV cache (XNNPACK's CPU
+	// kernels do; Vulkan's export of it fails, docs/research/int8-kv.md).
+	Int8KV bool
 }
 
 // Estimate sizes one window; qmode overrides the settings' qmode.
@@ -37,11 +40,21 @@ func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmo
 	if qmode == "" {
 		qmode = rc.QMode
 	}
+	pte, err := s.PTE(m, qmode, w)
 	cache := rc.KVCacheFor(qmode, w)
+	if cache == sizing.KVInt8 && rc.Int8KVGainsOnly {
+		resident := func(c string) int64 {
+			return sizing.AddBytes(pte, sizing.MulBytes(m.KVBytesPerTokenAs(c), int64(w)), cfg.Export.RuntimeOverheadBytes)
+		}
+		if !config.Int8KVGains(cfg.Export.PhoneClasses, resident(sizing.KVFP32), resident(sizing.KVInt8)) {
+			cache = sizing.KVFP32
+		}
+	}
 	kv := m.KVBytesPerTokenAs(cache)
-	z := backend.Size{KVCache: cache, KVBytesPerToken: kv, KVCacheBytes: sizing.MulBytes(kv, int64(w))}
-	var err error
-	z.PTEBytes, err = s.PTE(m, qmode, w)
+	z := backend.Size{KVCache: cache, KVCaches: []string{sizing.KVFP32}, KVBytesPerToken: kv, KVCacheBytes: sizing.MulBytes(kv, int64(w)), PTEBytes: pte}
+	if s.Int8KV && qmode != "fp32" {
+		z.KVCaches = append(z.KVCaches, sizing.KVInt8)
+	}
 	z.HostNeedBytes = s.HostNeed(m, w)
 	z.DiskNeedBytes = m.DiskNeedLLM(z.PTEBytes)
 	z.ExportPeakBytes = m.ExportPeakBytes(w)

@@ -90,7 +90,7 @@ func (t Recipe) Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, e
 		return nil, err
 	}
 	bos, eos := req.Source.SpecialTokens()
-	expect := &check.Expect{MaxSeqLen: int64(j.seq), MaxContextLen: int64(req.Window), BOS: bos, EOS: eos}
+	expect := &check.Expect{MaxSeqLen: int64(j.seq), MaxContextLen: int64(req.Window), BOS: bos, EOS: eos, KVCache: j.kv}
 	if j.lfm2 {
 		expect.Metadata = map[string]any{"get_state_reset_at_zero": int64(1)}
 	}
@@ -147,7 +147,16 @@ func (t Recipe) job(cfg *config.Config, req recipe.Request) (*llmJob, error) {
 	if req.Codes != "" {
 		j.qlabel += "-gptq"
 	}
-	j.kv = t.Settings.KVCacheFor(j.qmode, req.Window)
+	j.kv = req.KVCache
+	if j.kv == "" {
+		j.kv = t.Settings.KVCacheFor(j.qmode, req.Window)
+	}
+	if j.kv != sizing.KVFP32 && j.kv != sizing.KVInt8 {
+		return nil, fmt.Errorf("KV cache %q: export_llm keeps %s or %s", j.kv, sizing.KVFP32, sizing.KVInt8)
+	}
+	if j.kv == sizing.KVInt8 && j.qmode == "fp32" {
+		return nil, fmt.Errorf("an int8 KV cache with the fp32 recipe: the fp32 fallback keeps nothing quantized")
+	}
 	if j.kv == sizing.KVInt8 {
 		j.qlabel += "-" + KVInt8Tag
 	}

@@ -42,7 +42,7 @@ var Backend = &backend.Backend{
 	ExtraWindows:   func(*config.Config) []int { return []int{ExtraWindow} },
 	Estimate: func(_ *config.Config, _ *model.Source, m sizing.Model, _ string, w int) (backend.Size, error) {
 		pteBytes := sizing.MulBytes(m.Params, BytesPerParam)
-		return backend.Size{KVBytesPerToken: m.KVBytesPerToken(), KVCacheBytes: m.KVCacheBytes(w), PTEBytes: pteBytes,
+		return backend.Size{KVCache: sizing.KVFP32, KVBytesPerToken: m.KVBytesPerToken(), KVCacheBytes: m.KVCacheBytes(w), PTEBytes: pteBytes,
 			HostNeedBytes: 3 * pteBytes, DiskNeedBytes: 2 * pteBytes}, nil
 	},
 	Describe: func(cfg *config.Config, _ *model.Source, _ *family.Family) (backend.Description, error) {

@@ -46,6 +46,7 @@ var sizes = exportllm.Sizes{
 	Settings: func(cfg *config.Config) config.LLMRecipe { return cfg.Export.XNNPACK },
 	PTE:      PTEBytes,
 	HostNeed: HostNeed,
+	Int8KV:   true,
 }
 
 func init() { backend.Register(Backend) }

@@ -46,7 +46,34 @@ func (pb *programBuilder) method(m Method, ref blobRef) uoff {
 	if m.Backend == "" {
 		in = []int32{0, 1}
 	}
-	return pb.executionPlan(name, meta, values, in, out, instrs, ops, dels, []int64{0, 192})
+	planned := int64(192)
+	for _, p := range m.Planned {
+		values = append(values, pb.plannedValue(p, planned))
+		planned += p.bytes()
+	}
+	return pb.executionPlan(name, meta, values, in, out, instrs, ops, dels, []int64{0, planned})
+}
+
+// plannedValue writes a planned tensor of p's type and sizes at a memory offset.
+func (pb *programBuilder) plannedValue(p Planned, offset int64) uoff {
+	b := pb.b
+	sizes := i32Vec(b, p.Sizes)
+	order := make([]byte, len(p.Sizes))
+	for i := range order {
+		order[i] = byte(i)
+	}
+	dimOrder := b.CreateByteVector(order)
+	b.StartObject(3)
+	b.PrependUint32Slot(0, 1, 0)
+	b.PrependUint32Slot(1, uint32(offset), 0)
+	b.PrependUint32Slot(2, uint32(offset>>32), 0)
+	alloc := b.EndObject()
+	b.StartObject(10)
+	b.PrependInt8Slot(0, p.ScalarType, 0)
+	b.PrependUOffsetTSlot(2, sizes, 0)
+	b.PrependUOffsetTSlot(3, dimOrder, 0)
+	b.PrependUOffsetTSlot(6, alloc, 0)
+	return pb.evalue(tagTensor, b.EndObject())
 }
 
 // constantMethod writes a metadata getter as _emit_prim_getters does: one value per leaf,

@@ -21,6 +21,25 @@ type LLM struct {
 	WeightsSize int64
 	// BlobSize is the size of the delegate blob (default 4 KiB).
 	BlobSize int64
+	// KVCache is forward's planned KV cache buffers (KVCacheTensors gives export_llm's).
+	KVCache []Planned
+}
+
+// KVCacheTensors are the planned buffers of export_llm's KV cache for a window: per layer,
+// K and V as [1, window, kvHeads, headDim] in float32, or with int8 in int8 beside their
+// float32 scales and int8 zero points of [1, window, kvHeads, 1] (QuantizedKVCache).
+func KVCacheTensors(layers, window, kvHeads, headDim int32, int8Cache bool) []Planned {
+	var out []Planned
+	for range 2 * layers {
+		if !int8Cache {
+			out = append(out, Planned{ScalarType: 6, Sizes: []int32{1, window, kvHeads, headDim}})
+			continue
+		}
+		out = append(out, Planned{ScalarType: 1, Sizes: []int32{1, window, kvHeads, headDim}},
+			Planned{ScalarType: 6, Sizes: []int32{1, window, kvHeads, 1}},
+			Planned{ScalarType: 1, Sizes: []int32{1, window, kvHeads, 1}})
+	}
+	return out
 }
 
 // ExportLLMMetadata returns the metadata methods export_llm writes, in its order:
@@ -59,7 +78,7 @@ func (l LLM) Spec() (Spec, error) {
 		named = []Named{{Key: hex.EncodeToString(sum[:]), Blob: Blob{Size: l.WeightsSize}}}
 		consts = []NamedConst{{Key: named[0].Key, Size: l.WeightsSize}}
 	}
-	m := Method{Name: "forward"}
+	m := Method{Name: "forward", Planned: l.KVCache}
 	switch l.Backend {
 	case "xnnpack":
 		m.Backend = pte.XnnpackBackend

@@ -42,6 +42,28 @@ type Method struct {
 	// BadBlobIndex, when not zero, is written as the delegate's blob index (inline or
 	// segment) instead of the one its blob got, for tests of readers that must refuse it.
 	BadBlobIndex uint32
+	// Planned adds memory-planned tensors to the method's values, each at its own place,
+	// as export_llm plans a KV cache's buffers beside the activations.
+	Planned []Planned
+}
+
+// Planned is one memory-planned tensor: its element type (c10::ScalarType numbering: 1
+// int8, 6 float32) and sizes.
+type Planned struct {
+	ScalarType int8
+	Sizes      []int32
+}
+
+// bytes is the tensor's size for the element types a KV cache uses.
+func (p Planned) bytes() int64 {
+	n := int64(1)
+	for _, s := range p.Sizes {
+		n *= int64(s)
+	}
+	if p.ScalarType == 6 {
+		return 4 * n
+	}
+	return n
 }
 
 // Meta is one constant method and its value: int, int64, bool, float64, string, or a

@@ -133,7 +133,11 @@ func exportLLM(mode string, args []string) error {
 	var c struct {
 		Base struct {
 			Metadata string `yaml:"metadata"`
+			Params   string `yaml:"params"`
 		} `yaml:"base"`
+		Model struct {
+			QuantizeKVCache bool `yaml:"quantize_kv_cache"`
+		} `yaml:"model"`
 		Export struct {
 			MaxSeq     int64  `yaml:"max_seq_length"`
 			MaxContext int64  `yaml:"max_context_length"`
@@ -177,12 +181,49 @@ func exportLLM(mode string, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec, err := ptetest.LLM{Backend: backend, Metadata: meta, WeightsSize: weights}.Spec()
+	kv, err := kvCache(c.Base.Params, int32(c.Export.MaxContext), c.Model.QuantizeKVCache)
+	if err != nil {
+		return err
+	}
+	spec, err := ptetest.LLM{Backend: backend, Metadata: meta, WeightsSize: weights, KVCache: kv}.Spec()
 	if err != nil {
 		return err
 	}
 	fmt.Println("Lowering to", backend)
 	return ptetest.WriteFile(c.Export.OutputName, spec)
+}
+
+// kvCache plans the KV cache buffers export_llm's program holds, from the params file's
+// shape: every layer but LFM2's convolutions keeps one.
+func kvCache(params string, window int32, int8Cache bool) ([]ptetest.Planned, error) {
+	b, err := os.ReadFile(params)
+	if err != nil {
+		return nil, err
+	}
+	var p struct {
+		Layers     int32    `json:"n_layers"`
+		Heads      int32    `json:"n_heads"`
+		KVHeads    int32    `json:"n_kv_heads"`
+		Dim        int32    `json:"dim"`
+		HeadDim    int32    `json:"head_dim"`
+		LayerTypes []string `json:"layer_types"`
+	}
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", params, err)
+	}
+	if p.HeadDim == 0 && p.Heads > 0 {
+		p.HeadDim = p.Dim / p.Heads
+	}
+	if p.KVHeads == 0 {
+		p.KVHeads = p.Heads
+	}
+	layers := p.Layers
+	for _, t := range p.LayerTypes {
+		if t == "conv" {
+			layers--
+		}
+	}
+	return ptetest.KVCacheTensors(layers, window, p.KVHeads, p.HeadDim, int8Cache), nil
 }
 
 func qnn(mode string, args []string) error {
