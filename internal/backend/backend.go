@@ -41,6 +41,10 @@ type Backend struct {
 	Unavailable string
 	// FamilyRefusals maps a family key to why that family cannot go to this backend.
 	FamilyRefusals map[string]string
+	// Pending, when set, says why the family's route to this backend is not driven yet
+	// ("" when it is): the backend refuses the model with it, and plan still sizes the
+	// windows (SizedAhead), so the tables exist before the export does.
+	Pending func(fam *family.Family) string
 	// Supports applies the backend's rules to a model its family may go to: "" when it can
 	// be exported, else why not. Nil means no further rule.
 	Supports func(cfg *config.Config, src *model.Source, fam *family.Family) string
@@ -87,7 +91,10 @@ type Size struct {
 	// NPU backends, whose caches are their own 16-bit ones.
 	KVCache                       string
 	KVBytesPerToken, KVCacheBytes int64
-	PTEBytes                      int64
+	// StateBytes is the fixed recurrent state the file keeps beside its KV cache (Qwen3.5's
+	// DeltaNet layers), whatever the window; 0 for other models.
+	StateBytes int64
+	PTEBytes   int64
 	// Chunks are per-chunk file sizes, EmbeddingBytes a side table (both in PTEBytes).
 	Chunks          []int64
 	EmbeddingBytes  int64
@@ -285,10 +292,27 @@ func (b *Backend) Support(cfg *config.Config, src *model.Source, fam *family.Fam
 	if r, ok := b.FamilyRefusals[fam.Key]; ok {
 		return r
 	}
+	if b.Pending != nil {
+		if r := b.Pending(fam); r != "" {
+			return r
+		}
+	}
 	if b.Supports != nil {
 		return b.Supports(cfg, src, fam)
 	}
 	return ""
+}
+
+// SizedAhead says whether plan sizes the model's windows on this backend although the
+// backend refuses it: nothing refuses it but its route not being driven yet (Pending).
+func (b *Backend) SizedAhead(src *model.Source, fam *family.Family) bool {
+	if b.Unavailable != "" || fam == nil || src.Config == nil || b.Pending == nil || b.Estimate == nil {
+		return false
+	}
+	if _, refused := b.FamilyRefusals[fam.Key]; refused {
+		return false
+	}
+	return b.Pending(fam) != ""
 }
 
 // Rules adapts the registry to family.Evaluate, which decides model-wide eligibility and

@@ -49,13 +49,13 @@ func Estimate(cfg *config.Config, src *model.Source, m sizing.Model, b *backend.
 	}
 	z, err := b.Estimate(cfg, src, m, qmode, w)
 	row.KVCache, row.KVBytesPerToken, row.KVCacheBytes, row.PTEBytes = z.KVCache, z.KVBytesPerToken, z.KVCacheBytes, z.PTEBytes
-	row.Chunks, row.EmbeddingBytes = z.Chunks, z.EmbeddingBytes
+	row.StateBytes, row.Chunks, row.EmbeddingBytes = z.StateBytes, z.Chunks, z.EmbeddingBytes
 	row.HostNeedBytes, row.DiskNeedBytes, row.ExportPeakBytes = z.HostNeedBytes, z.DiskNeedBytes, z.ExportPeakBytes
-	row.ResidentBytes = sizing.AddBytes(row.PTEBytes, row.KVCacheBytes, e.RuntimeOverheadBytes)
+	row.ResidentBytes = sizing.AddBytes(row.PTEBytes, row.KVCacheBytes, row.StateBytes, e.RuntimeOverheadBytes)
 	if z.KVCache != "" {
 		row.ResidentByCache = map[string]int64{}
-		for _, c := range []string{sizing.KVFP32, sizing.KVInt8} {
-			row.ResidentByCache[c] = sizing.AddBytes(row.PTEBytes, sizing.MulBytes(m.KVBytesPerTokenAs(c), int64(w)), e.RuntimeOverheadBytes)
+		for _, c := range m.KVCaches() {
+			row.ResidentByCache[c] = sizing.AddBytes(row.PTEBytes, m.KVCacheBytesAs(c, w), row.StateBytes, e.RuntimeOverheadBytes)
 		}
 	}
 	row.FitsPhone = row.ResidentBytes <= e.DeviceBudgetBytes
@@ -75,7 +75,7 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 		row, err := Estimate(cfg, src, m, b, "", w)
 		if err != nil {
 			row.Skip = err.Error()
-		} else if r := pick(&row, tiers, d.Fit); r != nil {
+		} else if r := pick(&row, tiers, d.Fit); r != nil && !bp.SizedAhead {
 			jobs.time(&row, r)
 		}
 		bp.Rows = append(bp.Rows, row)
@@ -86,7 +86,7 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 			row, err := Estimate(cfg, src, m, b, "fp32", w)
 			if err != nil {
 				row.Skip = err.Error()
-			} else if r := pick(&row, tiers, d.Fit); r != nil {
+			} else if r := pick(&row, tiers, d.Fit); r != nil && !bp.SizedAhead {
 				jobs.time(&row, r)
 			}
 			bp.Fallback = append(bp.Fallback, row)
@@ -99,6 +99,9 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 func (bp *BackendPlan) tally(cfg *config.Config) {
 	bp.Phones = phoneTable(cfg, bp.Rows)
 	bp.PhonesByCache = cacheTables(cfg, bp.Rows)
+	if bp.SizedAhead {
+		return // nothing is dispatched, so nothing costs
+	}
 	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
 }
 

@@ -7,6 +7,7 @@ package exportllm
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/config"
@@ -21,6 +22,16 @@ func Supports(_ *config.Config, src *model.Source, fam *family.Family) string {
 		return err.Error()
 	}
 	return ""
+}
+
+// Pending is why an export_llm backend does not export the family yet although its route
+// builds it (the backend's Pending): what exe-expo lacks to drive the route; "" when
+// nothing is missing.
+func Pending(fam *family.Family) string {
+	if fam == nil || fam.Route.Missing == "" {
+		return ""
+	}
+	return fmt.Sprintf("not exported yet: %s builds it, and %s", fam.Route.Label(), fam.Route.Missing)
 }
 
 // Sizes are an export_llm backend's size formulas: its pipeline.yaml settings, its file and
@@ -38,8 +49,11 @@ func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmo
 		qmode = rc.QMode
 	}
 	cache := rc.KVCacheFor(qmode, w)
-	kv := m.KVBytesPerTokenAs(cache)
-	z := backend.Size{KVCache: cache, KVBytesPerToken: kv, KVCacheBytes: sizing.MulBytes(kv, int64(w))}
+	if !slices.Contains(m.KVCaches(), cache) {
+		cache = sizing.KVFP32 // optimum-executorch's files keep an fp32 cache whatever the setting
+	}
+	z := backend.Size{KVCache: cache, KVBytesPerToken: m.KVBytesPerTokenAs(cache), KVCacheBytes: m.KVCacheBytesAs(cache, w),
+		StateBytes: m.StateBytes()}
 	var err error
 	z.PTEBytes, err = s.PTE(m, qmode, w)
 	z.HostNeedBytes = s.HostNeed(m, w)
@@ -48,10 +62,15 @@ func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmo
 	return z, err
 }
 
-// Describe is plan's recipe line: the settings' recipe on their runner tiers.
-func (s Sizes) Describe(cfg *config.Config, _ *model.Source, _ *family.Family) (backend.Description, error) {
+// Describe is plan's recipe line: the settings' recipe on their runner tiers, after the
+// route that builds it when that is not export_llm (optimum-executorch for Gemma 3).
+func (s Sizes) Describe(cfg *config.Config, _ *model.Source, fam *family.Family) (backend.Description, error) {
 	r := s.Settings(cfg)
-	return backend.Description{Recipe: RecipeLabel(r), QMode: r.QMode, Runners: r.Runners,
+	label := RecipeLabel(r)
+	if fam != nil && fam.Route.Tool != "" && fam.Route.Tool != family.RouteExportLLM {
+		label = fam.Route.Label() + ", " + label
+	}
+	return backend.Description{Recipe: label, QMode: r.QMode, Runners: r.Runners,
 		Fit: sizing.Fit{Reserve: cfg.Export.HostReserveBytes, SwapOnDisk: true}}, nil
 }
 

@@ -17,9 +17,11 @@ var Backend = &backend.Backend{
 	Name: "vulkan", Title: "Vulkan (GPU)", AppName: "vulkan", Rank: 20,
 	FamilyRefusals: map[string]string{
 		"lfm2":    pinned.Say("vulkan.no-lfm2-short-conv"),
-		"gemma3":  pinned.Say("export_llm.no-gemma3"),
-		"smollm3": pinned.Say("export_llm.no-smollm3"),
+		"gemma3":  pinned.Say("export_llm.no-gemma3") + ", and " + pinned.Say("optimum.no-vulkan"),
+		"smollm3": pinned.Say("export_llm.no-smollm3") + ", and " + pinned.Say("optimum.no-vulkan"),
+		"qwen3_5": pinned.Say("vulkan.no-gated-deltanet"),
 	},
+	Pending:  exportllm.Pending,
 	Supports: exportllm.Supports,
 	Estimate: sizes.Estimate,
 	Describe: sizes.Describe,
