@@ -1,0 +1,178 @@
+package plan_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
+	"github.com/experimentalmachines/exe-expo/internal/plan"
+	"github.com/experimentalmachines/exe-expo/internal/source"
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// newFamily is what plan must say of one of issue 34's models (docs/research/new-families.md):
+// the KV cache each token adds (full-attention layers only), the fixed DeltaNet state, the
+// KV total at 2k (with Gemma 3's sliding rings), and how each CPU/GPU backend answers.
+type newFamily struct {
+	id, family     string
+	kvPerToken     int64
+	state          int64
+	kvAt2k         int64
+	vulkanRefusal  string // "" when Vulkan is sized ahead like XNNPACK
+	xnnpackRoute   string // in XNNPACK's reason: the route that builds the files
+	attend, layers int64
+}
+
+var newFamilies = []newFamily{
+	// Qwen3.5: 6 of 24 (8 of 32) layers attend, 2 (4) KV heads of 256, fp32; the DeltaNet
+	// layers keep conv_state and recurrent_state (new-families.md, A: the worked numbers).
+	{id: "Qwen/Qwen3.5-0.8B", family: "qwen3_5", kvPerToken: 24_576, state: 20_643_840, kvAt2k: 24_576 * 2048,
+		vulkanRefusal: "gated_delta_rule", xnnpackRoute: "export_llm (qwen3_5_0_8b", attend: 6, layers: 24},
+	{id: "Qwen/Qwen3.5-2B", family: "qwen3_5", kvPerToken: 24_576, state: 20_643_840, kvAt2k: 24_576 * 2048,
+		vulkanRefusal: "gated_delta_rule", xnnpackRoute: "export_llm (qwen3_5_0_8b", attend: 6, layers: 24},
+	{id: "Qwen/Qwen3.5-4B", family: "qwen3_5", kvPerToken: 65_536, state: 53_477_376, kvAt2k: 65_536 * 2048,
+		vulkanRefusal: "gated_delta_rule", xnnpackRoute: "export_llm (qwen3_5_0_8b", attend: 8, layers: 32},
+	// Phi-4-mini: 32 layers × 2 × 8 KV heads × 128 × 4.
+	{id: "microsoft/Phi-4-mini-instruct", family: "phi4mini", kvPerToken: 262_144, kvAt2k: 262_144 * 2048,
+		xnnpackRoute: "export_llm (phi_4_mini)", attend: 32, layers: 32},
+	// Gemma 3: only every 6th layer spans the window (3 of 18, 4 of 26) at 2 × 1 × 256 × 4
+	// bytes a token; the others keep a ring of 2 × 512 entries each.
+	{id: "google/gemma-3-270m-it", family: "gemma3", kvPerToken: 6_144, kvAt2k: 6_144*2048 + 15*1024*2048,
+		vulkanRefusal: "no Vulkan recipe", xnnpackRoute: "optimum-executorch", attend: 18, layers: 18},
+	{id: "google/gemma-3-1b-it", family: "gemma3", kvPerToken: 8_192, kvAt2k: 8_192*2048 + 22*1024*2048,
+		vulkanRefusal: "no Vulkan recipe", xnnpackRoute: "optimum-executorch", attend: 26, layers: 26},
+	// SmolLM3: 36 layers × 2 × 4 KV heads × 128 × 4.
+	{id: "HuggingFaceTB/SmolLM3-3B", family: "smollm3", kvPerToken: 147_456, kvAt2k: 147_456 * 2048,
+		vulkanRefusal: "no Vulkan recipe", xnnpackRoute: "optimum-executorch", attend: 36, layers: 36},
+}
+
+// TestNewFamilies plans each of issue 34's fixture configs: every one gets XNNPACK windows
+// with sizes (sized ahead of the export exe-expo cannot drive yet, so nothing is laid out or
+// costed), and Vulkan either the same or a refusal naming the runtime it was checked on.
+func TestNewFamilies(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	for _, tc := range newFamilies {
+		t.Run(tc.id, func(t *testing.T) {
+			p := planFixture(t, cfg, tc.id)
+			v := p.Verdict
+			assert.Equal(t, tc.family, v.Family)
+			assert.Equal(t, "instruct", v.Variant)
+			assert.Empty(t, v.Reasons, "no model-wide refusal")
+			require.NotNil(t, p.Arch)
+			assert.Equal(t, [2]int64{tc.layers, tc.attend}, [2]int64{p.Arch.Layers, p.Arch.AttentionLayers})
+
+			x := backendOf(t, p, "xnnpack")
+			assert.False(t, x.OK)
+			assert.True(t, x.SizedAhead, x.Reason)
+			assert.Contains(t, x.Reason, tc.xnnpackRoute)
+			checkRows(t, x, tc)
+			assert.Zero(t, x.Jobs, "a window sized ahead is not costed")
+
+			vk := backendOf(t, p, "vulkan")
+			if tc.vulkanRefusal != "" {
+				assert.False(t, vk.SizedAhead)
+				assert.Empty(t, vk.Rows)
+				assert.Contains(t, vk.Reason, tc.vulkanRefusal)
+				assert.Contains(t, vk.Reason, "ExecuTorch "+pinned.Version(), "the refusal names the runtime it was checked on")
+			} else {
+				assert.True(t, vk.SizedAhead, vk.Reason)
+				checkRows(t, vk, tc)
+			}
+			if len(v.Supported()) == 0 {
+				assert.Nil(t, p.Layout, "nothing is laid out in the repo before it can be built")
+			}
+		})
+	}
+}
+
+func checkRows(t *testing.T, bp plan.BackendPlan, tc newFamily) {
+	t.Helper()
+	require.Len(t, bp.Rows, 5)
+	for _, r := range bp.Rows {
+		assert.Equal(t, tc.kvPerToken, r.KVBytesPerToken, r.Label)
+		assert.Equal(t, tc.state, r.StateBytes, r.Label)
+		assert.Positive(t, r.PTEBytes, r.Label)
+		assert.Equal(t, r.PTEBytes+r.KVCacheBytes+r.StateBytes+410_000_000, r.ResidentBytes, r.Label)
+		assert.Zero(t, r.ExportMinutes, r.Label)
+	}
+	assert.Equal(t, tc.kvAt2k, bp.Rows[0].KVCacheBytes, "KV total at 2k")
+}
+
+// TestQwen35IsAChatModelExportedAsText: Qwen3.5's chat checkpoints carry no "Instruct" (the
+// base ones end in -Base), and its multimodal wrapper is exported as the text model, which
+// the plan says and counts alone.
+func TestQwen35IsAChatModelExportedAsText(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	p := planFixture(t, cfg, "Qwen/Qwen3.5-0.8B")
+	assert.Equal(t, "instruct", p.Verdict.Variant)
+	for _, r := range p.Verdict.Reasons {
+		assert.NotContains(t, r, "multimodal")
+		assert.NotContains(t, r, "base checkpoint")
+	}
+	require.Len(t, p.Verdict.Notes, 1)
+	assert.Contains(t, p.Verdict.Notes[0], "exports its text model (text_config) only")
+	require.NotNil(t, p.Params)
+	// no safetensors in the fixture: the text model's count, computed (the checkpoint's
+	// single shard of 1,746,942,600 bf16 bytes holds 873M with the vision tower and MTP head)
+	assert.Equal(t, "computed from the architecture, text model only", p.Params.Source)
+	assert.Equal(t, int64(752_389_952), p.Params.Total)
+
+	base, err := source.OpenDir(context.Background(), fixtureDir("Qwen/Qwen3.5-0.8B"), "Qwen/Qwen3.5-0.8B-Base")
+	require.NoError(t, err)
+	bp := plan.Build(cfg, base, "")
+	assert.Equal(t, "base", bp.Verdict.Variant)
+	assert.Contains(t, strings.Join(bp.Verdict.Reasons, " | "), "Qwen3.5-0.8B-Base is a base checkpoint")
+}
+
+// TestNewFamiliesArchitecture holds the decoded numbers plan prints for the hybrids.
+func TestNewFamiliesArchitecture(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	tests := []struct {
+		id   string
+		want plan.ArchSummary
+	}{
+		{"Qwen/Qwen3.5-0.8B", plan.ArchSummary{Layers: 24, AttentionLayers: 6, Heads: 8, KVHeads: 2, HeadDim: 256, Dim: 1024, Intermediate: 3584,
+			Vocab: 248_320, Tied: true, HFRope: true, DeltaNetLayers: 18}},
+		{"google/gemma-3-270m-it", plan.ArchSummary{Layers: 18, AttentionLayers: 18, Heads: 4, KVHeads: 1, HeadDim: 256, Dim: 640, Intermediate: 2048,
+			Vocab: 262_144, Tied: true, HFRope: true, SlidingLayers: 15, SlidingWindow: 512}},
+		{"google/gemma-3-1b-it", plan.ArchSummary{Layers: 26, AttentionLayers: 26, Heads: 4, KVHeads: 1, HeadDim: 256, Dim: 1152, Intermediate: 6912,
+			Vocab: 262_144, Tied: true, HFRope: true, SlidingLayers: 22, SlidingWindow: 512}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.id, func(t *testing.T) {
+			p := planFixture(t, cfg, tc.id)
+			require.NotNil(t, p.Arch)
+			assert.Empty(t, cmp.Diff(tc.want, *p.Arch))
+		})
+	}
+}
+
+func fixtureDir(id string) string {
+	return filepath.Join("testdata", "new-families", strings.Replace(id, "/", "__", 1))
+}
+
+func planFixture(t *testing.T, cfg *config.Config, id string) *plan.Plan {
+	t.Helper()
+	src, err := source.OpenDir(context.Background(), fixtureDir(id), id)
+	require.NoError(t, err)
+	return plan.Build(cfg, src, "")
+}
+
+func backendOf(t *testing.T, p *plan.Plan, name string) plan.BackendPlan {
+	t.Helper()
+	for _, bp := range p.Backends {
+		if bp.Backend == name {
+			return bp
+		}
+	}
+	t.Fatalf("plan of %s has no %s section", p.Model, name)
+	return plan.BackendPlan{}
+}
