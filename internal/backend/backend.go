@@ -50,6 +50,10 @@ type Backend struct {
 	Supports func(cfg *config.Config, src *model.Source, fam *family.Family) string
 	// ExtraWindows adds windows to the configured context tiers (MediaTek's cache size).
 	ExtraWindows func(cfg *config.Config) []int
+	// MaxWindow, when set, is the largest window the backend's tool builds the model
+	// faithfully at, and why (0 when every window is): Estimate refuses the windows above
+	// it, so plan skips them, and export picks below it and refuses a request above it.
+	MaxWindow func(src *model.Source, fam *family.Family) (int, string)
 	// Estimate sizes one window; qmode overrides the recipe's where the backend takes one.
 	Estimate func(cfg *config.Config, src *model.Source, m sizing.Model, qmode string, w int) (Size, error)
 	// Describe is plan's recipe line, the chips and the runner tiers that may build it; fam
@@ -83,6 +87,11 @@ type Backend struct {
 	Actions Actions
 	// Card is what the model card says of it.
 	Card Card
+}
+
+// OverMaxWindow is the refusal of a window w above a backend's MaxWindow, max, for why.
+func OverMaxWindow(w, max int, why string) string {
+	return fmt.Sprintf("window %s not built, none is above %s tokens: %s", family.Commas(int64(w)), family.Commas(int64(max)), why)
 }
 
 // Size is one window's figures by the backend's size model.

@@ -90,7 +90,9 @@ func TestSupport(t *testing.T) {
 		// Gemma 3 goes to XNNPACK by optimum-executorch, which exe-expo does not drive yet
 		{"google/gemma-3-1b-it", xnnpack.Backend, "not exported yet: optimum-executorch (recipe xnnpack, custom SDPA and KV cache) builds it, and exe-expo has no optimum-executorch driver yet (it must also write the get_eos_ids and get_max_context_len metadata optimum leaves out)"},
 		{"google/gemma-3-1b-it", vulkan.Backend, "Gemma 3 is not in ExecuTorch " + et + " export_llm's model list, and optimum-executorch, the exporter that builds it beside ExecuTorch " + et + " (release 1.1.0), has no Vulkan recipe (coreml, cuda, metal, portable and xnnpack only)"},
-		{"microsoft/Phi-4-mini-instruct", vulkan.Backend, "not exported yet: export_llm (phi_4_mini) builds it, and exe-expo's checkpoint converter (the fused qkv_proj split by sizes) and export_llm params for Phi-4-mini (LongRoPE) are not built yet"},
+		// export_llm builds Phi-4-mini, by exe-expo's own converter and params
+		{"microsoft/Phi-4-mini-instruct", xnnpack.Backend, ""},
+		{"microsoft/Phi-4-mini-instruct", vulkan.Backend, ""},
 		{"google/gemma-3-1b-it", mediatek.Backend, "the MediaTek scripts expect model_type gemma3, and the Hugging Face config says gemma3_text"},
 		{"Qwen/Qwen3-0.6B", enn.Backend, "waiting for an LLM path upstream: ExecuTorch " + et + " ships the Samsung ENN delegate with CNN examples only"},
 	}

@@ -98,8 +98,7 @@ var Families = []*Family{
 	{
 		Key: "phi4mini", AppTokens: []string{"phi4mini"},
 		NamePattern: regexp.MustCompile(`(?i)phi-?4-?mini(\D|$)`), ModelType: "phi3",
-		Route: Route{Tool: RouteExportLLM, Detail: "phi_4_mini",
-			Missing: "exe-expo's checkpoint converter (the fused qkv_proj split by sizes) and export_llm params for Phi-4-mini (LongRoPE) are not built yet"},
+		Route: Route{Tool: RouteExportLLM, Detail: "phi_4_mini"},
 	},
 }
 

@@ -68,9 +68,9 @@ func TestEvaluateRealConfigs(t *testing.T) {
 		{id: "LiquidAI/LFM2.5-1.2B-Base", family: "lfm2", ok: []string{"xnnpack", "mediatek"}, reasons: []string{"base checkpoint"},
 			backend: map[string]string{"vulkan": "short convolution", "qnn": "SUPPORTED_LLM_MODELS"}},
 		{id: "LiquidAI/LFM2-1.2B", family: "lfm2", reasons: []string{"no chat template"}},
-		// no size in the name is no refusal; no backend exports Phi-4-mini yet
-		{id: "microsoft/Phi-4-mini-instruct", family: "phi4mini",
-			backend: map[string]string{"xnnpack": "export_llm (phi_4_mini) builds it", "vulkan": "not exported yet", "qnn": "no entry"}},
+		// no size in the name is no refusal; export_llm builds Phi-4-mini for the CPU and GPU
+		{id: "microsoft/Phi-4-mini-instruct", family: "phi4mini", eligible: true,
+			backend: map[string]string{"qnn": "no entry"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
@@ -263,6 +263,9 @@ func TestParamsMatchExecuTorch(t *testing.T) {
 		{"HuggingFaceTB/SmolLM2-135M-Instruct", "smollm2_135m.json", "smollm2", nil},
 		{"LiquidAI/LFM2.5-1.2B-Base", "lfm2_5_1_2b.json", "lfm2_5_1_2b", nil},
 		{"LiquidAI/LFM2-1.2B", "lfm2_1_2b.json", "lfm2_5_1_2b", []string{"layer_types"}},
+		// ffn_dim_multiplier would double the RoPE table and switch a 4k file to LongRoPE's
+		// long factors (phi4miniPlan); it changes nothing else once hidden_dim is given.
+		{"microsoft/Phi-4-mini-instruct", "phi_4_mini.json", "phi_4_mini", []string{"ffn_dim_multiplier"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {

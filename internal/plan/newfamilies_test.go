@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/plan"
 	"github.com/experimentalmachines/exe-expo/internal/source"
@@ -26,6 +27,9 @@ type newFamily struct {
 	vulkanRefusal  string // "" when Vulkan is sized ahead like XNNPACK
 	xnnpackRoute   string // in XNNPACK's reason: the route that builds the files
 	attend, layers int64
+	// exported is true for a family exe-expo exports (Phi-4-mini): its CPU and GPU
+	// backends take it, and TestPhi4MiniWindows says which windows.
+	exported bool
 }
 
 var newFamilies = []newFamily{
@@ -39,7 +43,7 @@ var newFamilies = []newFamily{
 		vulkanRefusal: "gated_delta_rule", xnnpackRoute: "export_llm (qwen3_5_0_8b", attend: 8, layers: 32},
 	// Phi-4-mini: 32 layers × 2 × 8 KV heads × 128 × 4.
 	{id: "microsoft/Phi-4-mini-instruct", family: "phi4mini", kvPerToken: 262_144, kvAt2k: 262_144 * 2048,
-		xnnpackRoute: "export_llm (phi_4_mini)", attend: 32, layers: 32},
+		attend: 32, layers: 32, exported: true},
 	// Gemma 3: only every 6th layer spans the window (3 of 18, 4 of 26) at 2 × 1 × 256 × 4
 	// bytes a token; the others keep a ring of 2 × 512 entries each.
 	{id: "google/gemma-3-270m-it", family: "gemma3", kvPerToken: 6_144, kvAt2k: 6_144*2048 + 15*1024*2048,
@@ -68,6 +72,18 @@ func TestNewFamilies(t *testing.T) {
 			assert.Equal(t, [2]int64{tc.layers, tc.attend}, [2]int64{p.Arch.Layers, p.Arch.AttentionLayers})
 
 			x := backendOf(t, p, "xnnpack")
+			if tc.exported {
+				for _, name := range []string{"xnnpack", "vulkan"} {
+					bp := backendOf(t, p, name)
+					assert.True(t, bp.OK, "%s: %s", name, bp.Reason)
+					assert.False(t, bp.SizedAhead, name)
+					require.Len(t, bp.Rows, 5, name)
+					for _, r := range bp.Rows {
+						assert.Equal(t, tc.kvPerToken, r.KVBytesPerToken, r.Label)
+					}
+				}
+				return
+			}
 			assert.False(t, x.OK)
 			assert.True(t, x.SizedAhead, x.Reason)
 			assert.Contains(t, x.Reason, tc.xnnpackRoute)
@@ -102,6 +118,36 @@ func checkRows(t *testing.T, bp plan.BackendPlan, tc newFamily) {
 		assert.Zero(t, r.ExportMinutes, r.Label)
 	}
 	assert.Equal(t, tc.kvAt2k, bp.Rows[0].KVCacheBytes, "KV total at 2k")
+}
+
+// TestPhi4MiniWindows: Phi-4-mini is exported at the windows its LongRoPE keeps faithful,
+// up to original_max_position_embeddings (4,096); plan skips the larger ones, naming why,
+// so they are never laid out, costed or dispatched (new-families.md, B and "Phi-4-mini on
+// the real toolchain").
+func TestPhi4MiniWindows(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	p := planFixture(t, cfg, "microsoft/Phi-4-mini-instruct")
+	assert.True(t, p.Verdict.Eligible, p.Verdict.Reasons)
+	for _, name := range []string{"xnnpack", "vulkan"} {
+		bp := backendOf(t, p, name)
+		var built, skipped []string
+		for _, r := range bp.Rows {
+			if r.Skip == "" {
+				built = append(built, r.Label)
+				continue
+			}
+			skipped = append(skipped, r.Label)
+			assert.Contains(t, r.Skip, "window "+family.Commas(int64(r.Window))+" not built, none is above 4,096 tokens: export_llm fixes LongRoPE's factors", r.Label)
+		}
+		assert.Equal(t, []string{"2k", "4k"}, built, name)
+		assert.Equal(t, []string{"8k", "16k", "32k"}, skipped, name)
+		if name == "xnnpack" {
+			for _, r := range bp.Fallback {
+				assert.Equal(t, r.Window > 4096, r.Skip != "", "fp32 fallback %s: %s", r.Label, r.Skip)
+			}
+		}
+	}
 }
 
 // TestQwen35IsAChatModelExportedAsText: Qwen3.5's chat checkpoints carry no "Instruct" (the

@@ -6,6 +6,7 @@
 package exportllm
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 
@@ -34,6 +35,20 @@ func Pending(fam *family.Family) string {
 	return fmt.Sprintf("not exported yet: %s builds it, and %s", fam.Route.Label(), fam.Route.Missing)
 }
 
+// MaxWindow is the largest window the family's export_llm params build faithfully, and why
+// (family.LLMPlan.MaxWindow: Phi-4-mini's LongRoPE); 0 when every window is, or when the
+// plan refuses the model, which Supports says.
+func MaxWindow(src *model.Source, fam *family.Family) (int, string) {
+	if src == nil || src.Config == nil || fam == nil {
+		return 0, ""
+	}
+	p, err := family.XNNPACKPlan(fam, src.Config)
+	if err != nil {
+		return 0, ""
+	}
+	return p.MaxWindow, p.WindowLimit
+}
+
 // Sizes are an export_llm backend's size formulas: its pipeline.yaml settings, its file and
 // its host need.
 type Sizes struct {
@@ -43,7 +58,7 @@ type Sizes struct {
 }
 
 // Estimate sizes one window; qmode overrides the settings' qmode.
-func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmode string, w int) (backend.Size, error) {
+func (s Sizes) Estimate(cfg *config.Config, src *model.Source, m sizing.Model, qmode string, w int) (backend.Size, error) {
 	rc := s.Settings(cfg)
 	if qmode == "" {
 		qmode = rc.QMode
@@ -59,6 +74,9 @@ func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmo
 	z.HostNeedBytes = s.HostNeed(m, w)
 	z.DiskNeedBytes = m.DiskNeedLLM(z.PTEBytes)
 	z.ExportPeakBytes = m.ExportPeakBytes(w)
+	if max, why := MaxWindow(src, m.Family); err == nil && max > 0 && w > max {
+		err = errors.New(backend.OverMaxWindow(w, max, why))
+	}
 	return z, err
 }
 

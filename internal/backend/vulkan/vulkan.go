@@ -21,11 +21,12 @@ var Backend = &backend.Backend{
 		"smollm3": pinned.Say("export_llm.no-smollm3") + ", and " + pinned.Say("optimum.no-vulkan"),
 		"qwen3_5": pinned.Say("vulkan.no-gated-deltanet"),
 	},
-	Pending:  exportllm.Pending,
-	Supports: exportllm.Supports,
-	Estimate: sizes.Estimate,
-	Describe: sizes.Describe,
-	Gate:     exportllm.Gate,
+	Pending:   exportllm.Pending,
+	MaxWindow: exportllm.MaxWindow,
+	Supports:  exportllm.Supports,
+	Estimate:  sizes.Estimate,
+	Describe:  sizes.Describe,
+	Gate:      exportllm.Gate,
 	Recipe: func(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		return exportllm.Recipe{Settings: cfg.Export.Vulkan, NameTag: "vulkan", Vulkan: true, Describes: ", the Vulkan delegate"}.Build(cfg, req)
 	},

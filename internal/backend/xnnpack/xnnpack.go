@@ -17,11 +17,12 @@ var Backend = &backend.Backend{
 	Name: "xnnpack", Title: "XNNPACK (CPU)", AppName: "xnnpack", Rank: 10,
 	// Gemma 3 and SmolLM3, which export_llm cannot build, take optimum-executorch's route
 	// (family.RouteOptimum), which exportllm.Supports holds until exe-expo drives it.
-	Pending:  exportllm.Pending,
-	Supports: exportllm.Supports,
-	Estimate: sizes.Estimate,
-	Describe: sizes.Describe,
-	Gate:     exportllm.Gate,
+	Pending:   exportllm.Pending,
+	MaxWindow: exportllm.MaxWindow,
+	Supports:  exportllm.Supports,
+	Estimate:  sizes.Estimate,
+	Describe:  sizes.Describe,
+	Gate:      exportllm.Gate,
 	Recipe: func(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		return exportllm.Recipe{Settings: cfg.Export.XNNPACK, XNNPACK: true, Describes: ", XNNPACK with extended ops"}.Build(cfg, req)
 	},
