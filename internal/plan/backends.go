@@ -30,11 +30,12 @@ func SizingModel(src *model.Source, fam *family.Family) (sizing.Model, error) {
 	if src.Params == nil {
 		return sizing.Model{}, fmt.Errorf("%s: no parameter count, so it cannot be sized", src.ID)
 	}
-	hf := fam.Key != "llama"
+	hf, oneWindow := fam.Key != "llama", false
 	if lp, err := family.XNNPACKPlan(fam, src.Config); err == nil {
-		hf = lp.HFRope
+		_, doubled := lp.Params["ffn_dim_multiplier"]
+		hf, oneWindow = lp.HFRope, !doubled
 	}
-	return sizing.Model{Arch: a, HFRope: hf, Params: src.Params.Total, Family: fam}, nil
+	return sizing.Model{Arch: a, HFRope: hf, RopeOneWindow: oneWindow, Params: src.Params.Total, Family: fam}, nil
 }
 
 // Estimate is one window of one backend as the backend's size model sees it: the KV cache,

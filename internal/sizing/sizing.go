@@ -12,6 +12,11 @@ type Model struct {
 	Arch model.Arch
 	// HFRope is true when the exported model keeps Hugging Face's rotate-half RoPE tables.
 	HFRope bool
+	// RopeOneWindow is true when the RoPE tables hold the window's positions once. export_llm
+	// builds them twice as long whenever the params set ffn_dim_multiplier (its rope.py),
+	// which every family's params do but Phi-4-mini's (family.phi4miniPlan), and the
+	// RoPE constants were measured on such files.
+	RopeOneWindow bool
 	// Params is the checkpoint's real parameter count (safetensors total).
 	Params int64
 	// Family is the model's family as the verdict decided it (family.Verdict.Fam): a size
@@ -149,10 +154,14 @@ func (m Model) RopeBytes() float64 {
 	if m.optimum() {
 		return 0
 	}
+	b := float64(RopeBytesMeta)
 	if m.HFRope {
-		return RopeBytesHF
+		b = RopeBytesHF
 	}
-	return RopeBytesMeta
+	if m.RopeOneWindow {
+		b /= 2
+	}
+	return b
 }
 
 // NPUKVCacheBytes is the 16-bit KV cache the NPU runners allocate for every layer.
