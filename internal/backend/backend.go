@@ -89,9 +89,9 @@ type Backend struct {
 	Card Card
 }
 
-// OverMaxWindow is the refusal of a window w above a backend's MaxWindow, max, for why.
-func OverMaxWindow(w, max int, why string) string {
-	return fmt.Sprintf("window %s not built, none is above %s tokens: %s", family.Commas(int64(w)), family.Commas(int64(max)), why)
+// OverMaxWindow is the refusal of a window w above a backend's MaxWindow, most, for why.
+func OverMaxWindow(w, most int, why string) string {
+	return fmt.Sprintf("window %s not built, none is above %s tokens: %s", family.Commas(int64(w)), family.Commas(int64(most)), why)
 }
 
 // Size is one window's figures by the backend's size model.

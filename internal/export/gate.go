@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/plan"
@@ -69,13 +68,13 @@ func (o *Options) gate(src *model.Source, fam *family.Family) (*gated, error) {
 // without a fixed window).
 func (o *Options) gateLLM(g *gated, size func(int) error, src *model.Source, fam *family.Family) error {
 	b := o.spec()
-	max, why := 0, ""
+	most, why := 0, ""
 	if b.MaxWindow != nil {
-		max, why = b.MaxWindow(src, fam)
+		most, why = b.MaxWindow(src, fam)
 	}
 	if o.Window > 0 {
-		if max > 0 && o.Window > max {
-			return refuse(FieldWindow, "%s %d: %s", FieldWindow, o.Window, backend.OverMaxWindow(o.Window, max, why))
+		if most > 0 && o.Window > most {
+			return refuse(FieldWindow, "%s %d is above the %s tokens %s's files stop at: %s", FieldWindow, o.Window, family.Commas(int64(most)), src.ID, why)
 		}
 		if err := size(o.Window); err != nil {
 			return err
@@ -86,13 +85,13 @@ func (o *Options) gateLLM(g *gated, size func(int) error, src *model.Source, fam
 	limit := modelLimit(src)
 	var tiers []int // descending
 	for _, w := range slices.Backward(b.Windows(o.Config)) {
-		if (limit == 0 || int64(w) <= limit) && (max == 0 || w <= max) {
+		if (limit == 0 || int64(w) <= limit) && (most == 0 || w <= most) {
 			tiers = append(tiers, w)
 		}
 	}
 	if len(tiers) == 0 {
-		if max > 0 {
-			return fmt.Errorf("every configured window is above %s tokens, and %s", family.Commas(int64(max)), why)
+		if most > 0 {
+			return fmt.Errorf("every configured window is above %s tokens, and %s", family.Commas(int64(most)), why)
 		}
 		return fmt.Errorf("%s's limit of %s tokens (max_position_embeddings) is below every configured window", src.ID, family.Commas(limit))
 	}

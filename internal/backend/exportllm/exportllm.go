@@ -74,8 +74,8 @@ func (s Sizes) Estimate(cfg *config.Config, src *model.Source, m sizing.Model, q
 	z.HostNeedBytes = s.HostNeed(m, w)
 	z.DiskNeedBytes = m.DiskNeedLLM(z.PTEBytes)
 	z.ExportPeakBytes = m.ExportPeakBytes(w)
-	if max, why := MaxWindow(src, m.Family); err == nil && max > 0 && w > max {
-		err = errors.New(backend.OverMaxWindow(w, max, why))
+	if most, why := MaxWindow(src, m.Family); err == nil && most > 0 && w > most {
+		err = errors.New(backend.OverMaxWindow(w, most, why))
 	}
 	return z, err
 }
