@@ -103,7 +103,7 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	// the card from the real reports: the quality column (the real gate's figures against
 	// the solve job's fp32 reference), the delegate coverage read from the real .pte, and
 	// the phone table
-	assert.Regexp(t, `\| next token [0-9.]+%, KL [0-9.]+; gate [0-9.]+ \(fp32 [0-9.]+\) \| 15 of 15 linears, [0-9]+% of weights \|`, string(card))
+	assert.Regexp(t, `\| next token [0-9.]+%, KL [0-9.]+; deep [0-9.]+%, KL [0-9.]+; gate [0-9.]+ \(fp32 [0-9.]+\) \| 15 of 15 linears, [0-9]+% of weights \|`, string(card))
 	// the tiny model's 2k window is far below every phone class: each holds it
 	assert.Contains(t, string(card), "| XNNPACK (CPU) (any arm64) | 2k | 2k | 2k | 2k | 2k |\n", "the phone table")
 	cfgJSON, err := srv.FileBytes(out, "main", "xnnpack/config.json")

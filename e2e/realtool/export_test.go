@@ -173,15 +173,58 @@ func TestExportXNNPACK(t *testing.T) {
 			}
 			checkConversion(t, e)
 			smokeRun(t, e)
+			if gatedFamilies[f.Name] {
+				gateBothWays(t, e, f.Name)
+			}
 		})
 	}
 }
 
-// TestExportVulkan exports one family through the real export_llm with the Vulkan
-// partitioner, which runs on a CPU; the file cannot run here (no GPU runner), so it gets
-// the structural check and our reader.
+// gatedFamilies are the families whose round-to-nearest file TestExportXNNPACK also grades
+// with the decision gate. The gate's own path is TestSolveExportGate's (Qwen3, with GPTQ
+// codes); a family new to the pipeline is graded here too, on the export already made,
+// because a wrong RoPE or head split that the smoke reply survives would show in the
+// gate's figures against its own fp32 model.
+var gatedFamilies = map[string]bool{"phi4mini": true}
+
+// gateBothWays grades an export against its own source's fp32 reference (made by the gate
+// from the source: graded and passed) and against another model's, taught another reply
+// (failed, and further from it by every fidelity figure).
+func gateBothWays(t *testing.T, e exported, family string) {
+	t.Helper()
+	mustExeExpo(t, "gate", e.out, "--source", e.model, "--reference", filepath.Join(t.TempDir(), "own-gate.json"), "--python", python(t))
+	r := readReport(t, e)
+	require.NotNil(t, r.Gate)
+	assert.True(t, r.Gate.Passed, "gate against its own source: %v", r.Gate.Problems)
+	assert.Positive(t, r.Gate.Graded, "rows graded")
+	right := fidelity(t, r)
+	t.Logf("gate against its own source: %.3f (fp32 %.3f) on %d rows; next token %.4f over %d positions, mean KL %.5f (max %.4f)",
+		r.Gate.ExportMean, r.Gate.FP32Mean, r.Gate.Graded, right.NextTokenAgreement, right.Positions, right.MeanKL, right.MaxKL)
+
+	other := tiny(t, family, replyB, 2)
+	code, out, errOut := exeExpo(t, "gate", e.out, "--source", other, "--reference", filepath.Join(t.TempDir(), "other-gate.json"), "--python", python(t))
+	assert.Equal(t, 2, code, "gate against another model's reference must fail\n%s\n%s", out, lastLines(errOut, 20))
+	r = readReport(t, e)
+	require.NotNil(t, r.Gate)
+	assert.False(t, r.Gate.Passed, "gate against another model")
+	wrong := fidelity(t, r)
+	t.Logf("gate against another model: %.3f (fp32 %.3f) on %d rows; next token %.4f over %d positions, mean KL %.5f (max %.4f)",
+		r.Gate.ExportMean, r.Gate.FP32Mean, r.Gate.Graded, wrong.NextTokenAgreement, wrong.Positions, wrong.MeanKL, wrong.MaxKL)
+	assert.Less(t, wrong.NextTokenAgreement, right.NextTokenAgreement, "the file agrees less with another model than with its source")
+	assert.Greater(t, wrong.MeanKL, right.MeanKL, "the file is further from another model than from its source")
+}
+
+// TestExportVulkan exports through the real export_llm with the Vulkan partitioner, which
+// runs on a CPU: Qwen3, and Phi-4-mini, whose partial rotary and LongRoPE tables are what
+// the Vulkan delegate must take beside the other families' layers. The files cannot run
+// here (no GPU runner), so they get the structural check and our reader.
 func TestExportVulkan(t *testing.T) {
 	t.Parallel()
-	e := export(t, "vulkan", "qwen3", replyA, 1)
-	checkFile(t, e, "VulkanBackend")
+	for _, family := range []string{"qwen3", "phi4mini"} {
+		t.Run(family, func(t *testing.T) {
+			t.Parallel()
+			e := export(t, "vulkan", family, replyA, 1)
+			checkFile(t, e, "VulkanBackend")
+		})
+	}
 }

@@ -137,7 +137,7 @@ func cardShowsQuality(t *testing.T, e exported, f gate.Fidelity) {
 	p, err := publish.Build(context.Background(), nil, w, "")
 	require.NoError(t, err)
 	assert.Contains(t, p.Card, "| Smoke test | Quality vs fp32 |")
-	cell := fmt.Sprintf("| next token %.1f%%, KL %.3f; gate ", 100*f.NextTokenAgreement, f.MeanKL)
+	cell := fmt.Sprintf("| next token %.1f%%, KL %.3f; deep %.1f%%, KL %.3f; gate ", 100*f.NextTokenAgreement, f.MeanKL, 100*f.Deep.NextTokenAgreement, f.Deep.MeanKL)
 	assert.Contains(t, p.Card, cell, "the file's row shows its figures:\n%s", p.Card)
 	assert.Contains(t, p.Card, "Quality against the fp32 source: *next token* is the share of the 2048 positions")
 	var cfg struct {

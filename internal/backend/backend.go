@@ -41,11 +41,19 @@ type Backend struct {
 	Unavailable string
 	// FamilyRefusals maps a family key to why that family cannot go to this backend.
 	FamilyRefusals map[string]string
+	// Pending, when set, says why the family's route to this backend is not driven yet
+	// ("" when it is): the backend refuses the model with it, and plan still sizes the
+	// windows (SizedAhead), so the tables exist before the export does.
+	Pending func(fam *family.Family) string
 	// Supports applies the backend's rules to a model its family may go to: "" when it can
 	// be exported, else why not. Nil means no further rule.
 	Supports func(cfg *config.Config, src *model.Source, fam *family.Family) string
 	// ExtraWindows adds windows to the configured context tiers (MediaTek's cache size).
 	ExtraWindows func(cfg *config.Config) []int
+	// MaxWindow, when set, is the largest window the backend's tool builds the model
+	// faithfully at, and why (0 when every window is): Estimate refuses the windows above
+	// it, so plan skips them, and export picks below it and refuses a request above it.
+	MaxWindow func(src *model.Source, fam *family.Family) (int, string)
 	// Estimate sizes one window; qmode overrides the recipe's where the backend takes one.
 	Estimate func(cfg *config.Config, src *model.Source, m sizing.Model, qmode string, w int) (Size, error)
 	// Describe is plan's recipe line, the chips and the runner tiers that may build it; fam
@@ -81,6 +89,11 @@ type Backend struct {
 	Card Card
 }
 
+// OverMaxWindow is the refusal of a window w above a backend's MaxWindow, most, for why.
+func OverMaxWindow(w, most int, why string) string {
+	return fmt.Sprintf("window %s not built, none is above %s tokens: %s", family.Commas(int64(w)), family.Commas(int64(most)), why)
+}
+
 // Size is one window's figures by the backend's size model.
 type Size struct {
 	// KVCache is how the file keeps its KV cache (sizing.KVFP32 or KVInt8); empty for the
@@ -90,7 +103,10 @@ type Size struct {
 	// cache shows each); nil for the NPU backends.
 	KVCaches                      []string
 	KVBytesPerToken, KVCacheBytes int64
-	PTEBytes                      int64
+	// StateBytes is the fixed recurrent state the file keeps beside its KV cache (Qwen3.5's
+	// DeltaNet layers), whatever the window; 0 for other models.
+	StateBytes int64
+	PTEBytes   int64
 	// Chunks are per-chunk file sizes, EmbeddingBytes a side table (both in PTEBytes).
 	Chunks          []int64
 	EmbeddingBytes  int64
@@ -288,10 +304,27 @@ func (b *Backend) Support(cfg *config.Config, src *model.Source, fam *family.Fam
 	if r, ok := b.FamilyRefusals[fam.Key]; ok {
 		return r
 	}
+	if b.Pending != nil {
+		if r := b.Pending(fam); r != "" {
+			return r
+		}
+	}
 	if b.Supports != nil {
 		return b.Supports(cfg, src, fam)
 	}
 	return ""
+}
+
+// SizedAhead says whether plan sizes the model's windows on this backend although the
+// backend refuses it: nothing refuses it but its route not being driven yet (Pending).
+func (b *Backend) SizedAhead(src *model.Source, fam *family.Family) bool {
+	if b.Unavailable != "" || fam == nil || src.Config == nil || b.Pending == nil || b.Estimate == nil {
+		return false
+	}
+	if _, refused := b.FamilyRefusals[fam.Key]; refused {
+		return false
+	}
+	return b.Pending(fam) != ""
 }
 
 // Rules adapts the registry to family.Evaluate, which decides model-wide eligibility and

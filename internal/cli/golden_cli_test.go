@@ -117,8 +117,8 @@ func cliGoldenCases() []cliCase {
 		{name: "plan-gemma-3-1b", args: plain("plan", "google/gemma-3-1b-it")},
 		{name: "plan-qwen3-30b-a3b", args: plain("plan", "Qwen/Qwen3-30B-A3B"), code: ExitNotEligible, stderr: stderrGolden},
 		{name: "plan-qwen3-30b-a3b-json", args: plain("plan", "--json", "Qwen/Qwen3-30B-A3B"), code: ExitNotEligible, stderr: stderrGolden},
-		{name: "plan-phi-4-mini", args: plain("plan", "microsoft/Phi-4-mini-instruct"), code: ExitNotEligible, stderr: stderrGolden},
-		{name: "plan-phi-4-mini-json", args: plain("plan", "--json", "microsoft/Phi-4-mini-instruct"), code: ExitNotEligible, stderr: stderrGolden},
+		{name: "plan-phi-4-mini", args: plain("plan", "microsoft/Phi-4-mini-instruct"), stderr: stderrGolden},
+		{name: "plan-phi-4-mini-json", args: plain("plan", "--json", "microsoft/Phi-4-mini-instruct"), stderr: stderrGolden},
 		// plan with the windows a workflow asks for, and the --result a workflow reads
 		{name: "plan-xnnpack-contexts", args: withResult("plan", "Qwen/Qwen3-1.7B", "--backend", "xnnpack", "--contexts", "2048,4096"),
 			files: []string{"result.json"}},

@@ -102,8 +102,8 @@ func TestPlanLocalFolders(t *testing.T) {
 		code     int
 		out, err string
 	}{
-		{"folder name without a size", []string{"plan", plain}, ExitNotEligible,
-			`the app (the openweights Android app, which loads these files) reads the model's size from its name (such as 1.7B or 350M), and "weights" has none; that is the local folder's name: pass --id ORG/NAME, the Hub id the folder holds`, ""},
+		{"folder name without a family", []string{"plan", plain}, ExitNotEligible,
+			`the app (the openweights Android app, which loads these files) has no chat template for experimentalmachines/weights-ExecuTorch: it picks one by the family name in a file's name (read lower-cased, letters and digits only), which must be Qwen3 for the qwen3 architecture, and this one carries none; that is the local folder's name: pass --id ORG/NAME, the Hub id the folder holds`, ""},
 		{"folder with --id", []string{"plan", plain, "--id", "Qwen/Qwen3-0.6B"}, ExitOK, "Verdict: eligible for XNNPACK (CPU), Vulkan (GPU), Qualcomm QNN (HTP), MediaTek NeuroPilot (APU)", ""},
 		{"--id that is no Hub id", []string{"plan", plain, "--id", "weights"}, ExitFailed, "", "plan: --id \"weights\" is not a Hugging Face model id (org/name)\n"},
 		{"--id with a Hub id", []string{"plan", "Qwen/Qwen3-1.7B", "--id", "Qwen/Qwen3-1.7B"}, ExitFailed, "",

@@ -30,8 +30,12 @@ type Rule struct {
 	// Unpermute, when set, is the head count for undoing HF's rotate_half row order, so a
 	// model run with ExecuTorch's interleaved RoPE sees the same rotation.
 	Unpermute int `json:"unpermute,omitempty"`
-	// Split cuts the tensor into len(Split) equal parts along dim 0, named in order.
+	// Split cuts the tensor along dim 0 into len(Split) parts, named in order: equal parts,
+	// or Rows rows each when set.
 	Split []string `json:"split,omitempty"`
+	// Rows are the rows of each Split part, when the parts differ in size (Phi's fused
+	// qkv_proj); convert.py refuses a tensor whose rows they do not add up to.
+	Rows []int `json:"rows,omitempty"`
 	// Ignore drops a buffer that carries no weights (rotary inv_freq, attention masks).
 	Ignore bool `json:"ignore,omitempty"`
 }
@@ -54,11 +58,14 @@ type ConvertResult struct {
 // Arch is what the conversion plan needs to know about a model: its family, its shape and
 // the tensor names its safetensors headers list.
 type Arch struct {
-	// Family is the exe-expo family key: qwen3, qwen2_5, llama or lfm2.
+	// Family is the exe-expo family key: qwen3, qwen2_5, llama, lfm2 or phi4mini.
 	Family  string
 	Layers  int
 	Heads   int
 	KVHeads int
+	// HeadDim sizes the parts of a fused attention projection (Phi's qkv_proj); the other
+	// families' plans do not read it.
+	HeadDim int
 	// TiedEmbeddings is config.json's tie_word_embeddings (the caller applies its default
 	// of true). It matters only when the checkpoint has no lm_head.weight.
 	TiedEmbeddings bool
@@ -82,7 +89,7 @@ var ignoredSuffixes = []string{"rotary_emb.inv_freq", ".masked_bias", ".attn.bia
 func PlanConvert(a Arch, shards []string, output string) (Convert, error) {
 	fam, ok := families[a.Family]
 	if !ok {
-		return Convert{}, fmt.Errorf("conversion plan: family %q has no converter (want qwen3, qwen2_5, llama or lfm2)", a.Family)
+		return Convert{}, fmt.Errorf("conversion plan: family %q has no converter (want qwen3, qwen2_5, llama, lfm2 or phi4mini)", a.Family)
 	}
 	if err := a.validate(); err != nil {
 		return Convert{}, err

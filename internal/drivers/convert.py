@@ -7,7 +7,8 @@ whole: each tensor is a torch view over an mmap of its shard.
 
 Plan: {"shards": [path], "output": path,
        "tensors": {hf_name: {"to": name} | {"to": name, "unpermute": heads}
-                            | {"split": [name, ...]} | {"ignore": true}},
+                            | {"split": [name, ...]} | {"split": [name, ...], "rows": [n, ...]}
+                            | {"ignore": true}},
        "tie": {"from": name, "to": name} | null, "expect_tensors": n}
 Result: {"tensors": n, "tied_embeddings": bool, "dtypes": {dtype: count}}
 Error: {"error": message, "tensor": name or null} on stdout, exit status 1.
@@ -81,10 +82,17 @@ def unpermute(t, heads, name):
 def apply(torch, plan, name, t, out):
     rule = plan["tensors"][name]
     if "split" in rule:
-        parts = rule["split"]
-        if t.shape[0] % len(parts):
-            raise PlanError("tensor %s: %d rows do not split into %d" % (name, t.shape[0], len(parts)), name)
-        for target, chunk in zip(parts, torch.chunk(t, len(parts), dim=0)):
+        parts, rows = rule["split"], rule.get("rows")
+        if rows:
+            if len(rows) != len(parts) or sum(rows) != t.shape[0]:
+                raise PlanError("tensor %s: %d rows do not split into parts of %s rows"
+                                % (name, t.shape[0], rows), name)
+            chunks = torch.split(t, rows, dim=0)
+        else:
+            if t.shape[0] % len(parts):
+                raise PlanError("tensor %s: %d rows do not split into %d" % (name, t.shape[0], len(parts)), name)
+            chunks = torch.chunk(t, len(parts), dim=0)
+        for target, chunk in zip(parts, chunks):
             put(out, target, chunk.clone(), name)
         return
     if rule.get("unpermute"):
@@ -118,8 +126,13 @@ def preflight(plan):
             seen.add(name)
             if name not in plan["tensors"]:
                 raise PlanError("tensor %s is not in the conversion plan" % name, name)
-            if not plan["tensors"][name].get("ignore"):  # buffers may be bool or int
+            rule = plan["tensors"][name]
+            if not rule.get("ignore"):  # buffers may be bool or int
                 check_span(name, info, path, data_size)
+            rows = rule.get("rows")
+            if rows and (len(rows) != len(rule["split"]) or not info["shape"] or sum(rows) != info["shape"][0]):
+                raise PlanError("tensor %s: shape %s does not split into parts of %s rows"
+                                % (name, info["shape"], rows), name)
         headers.append((path, base, header))
     missing = sorted(set(plan["tensors"]) - seen)
     if missing:

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/experimentalmachines/exe-expo/internal/golden"
 )
 
@@ -27,6 +31,9 @@ func hfNames(family string, layers int, lmHead bool, lfmTypes []string) []string
 				suffixes = append(suffixes, attn...)
 				suffixes = append(suffixes, "self_attn.out_proj.weight", "self_attn.q_layernorm.weight", "self_attn.k_layernorm.weight")
 			}
+		case "phi4mini":
+			suffixes = []string{"self_attn.qkv_proj.weight", "self_attn.o_proj.weight", "input_layernorm.weight",
+				"post_attention_layernorm.weight", "mlp.gate_up_proj.weight", "mlp.down_proj.weight"}
 		default:
 			suffixes = append(append([]string{}, attn...), "self_attn.o_proj.weight", "input_layernorm.weight",
 				"post_attention_layernorm.weight", "mlp.gate_proj.weight", "mlp.down_proj.weight", "mlp.up_proj.weight")
@@ -74,6 +81,9 @@ func TestPlanConvertGolden(t *testing.T) {
 		// conv layer: 8 sources → 10 outputs; attention layer: 11.
 		{"lfm2", Arch{Family: "lfm2", Layers: 2, Heads: 4, KVHeads: 2, TiedEmbeddings: true,
 			Tensors: hfNames("lfm2", 2, false, []string{"conv", "full_attention"})}, 10 + 11 + 3},
+		// 6 sources a layer → 9 outputs (qkv in three, gate_up in two); output tied.
+		{"phi4mini", Arch{Family: "phi4mini", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 16, TiedEmbeddings: true,
+			Tensors: hfNames("phi4mini", 2, false, nil)}, 2*9 + 3},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -143,6 +153,51 @@ func TestPlanConvertRules(t *testing.T) {
 	if qwen3.Tie != nil {
 		t.Errorf("qwen3 with lm_head: tie = %+v, want none", qwen3.Tie)
 	}
+}
+
+// TestPlanConvertPhi4Mini holds the plan for Phi-4-mini's real tensor list (its index) to
+// ExecuTorch's HF conversion (examples/models/phi_4_mini/convert_weights.py): the fused
+// qkv_proj cut by sizes, 3072 query rows and 1024 each for key and value (24 and 8 heads
+// of 128), gate_up_proj in equal halves with the gate first, and the output tied to the
+// embedding, since the checkpoint has no lm_head.
+func TestPlanConvertPhi4Mini(t *testing.T) {
+	dir := filepath.Join("testdata", "hf", "Phi-4-mini-instruct")
+	b, err := os.ReadFile(filepath.Join(dir, "model.safetensors.index.json"))
+	require.NoError(t, err)
+	var idx struct {
+		WeightMap map[string]string `json:"weight_map"`
+	}
+	require.NoError(t, json.Unmarshal(b, &idx))
+	var names []string
+	for n := range idx.WeightMap {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	c, err := PlanConvert(Arch{Family: "phi4mini", Layers: 32, Heads: 24, KVHeads: 8, HeadDim: 128, TiedEmbeddings: true, Tensors: names},
+		[]string{"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}, "/w/checkpoint/consolidated.pth")
+	require.NoError(t, err)
+	assert.Equal(t, &Tie{From: "tok_embeddings.weight", To: "output.weight"}, c.Tie)
+	assert.Equal(t, 32*9+3, c.ExpectTensors, "9 tensors a layer, the embedding, the norm and the tied output")
+	for _, tc := range []struct {
+		name string
+		want Rule
+	}{
+		{"model.layers.31.self_attn.qkv_proj.weight", Rule{
+			Split: []string{"layers.31.attention.wq.weight", "layers.31.attention.wk.weight", "layers.31.attention.wv.weight"},
+			Rows:  []int{3072, 1024, 1024}}},
+		{"model.layers.0.mlp.gate_up_proj.weight", Rule{Split: []string{"layers.0.feed_forward.w1.weight", "layers.0.feed_forward.w3.weight"}}},
+		{"model.layers.0.mlp.down_proj.weight", Rule{To: "layers.0.feed_forward.w2.weight"}},
+		{"model.layers.0.self_attn.o_proj.weight", Rule{To: "layers.0.attention.wo.weight"}},
+		{"model.layers.0.input_layernorm.weight", Rule{To: "layers.0.attention_norm.weight"}},
+		{"model.layers.0.post_attention_layernorm.weight", Rule{To: "layers.0.ffn_norm.weight"}},
+		{"model.embed_tokens.weight", Rule{To: "tok_embeddings.weight"}},
+		{"model.norm.weight", Rule{To: "norm.weight"}},
+	} {
+		assert.Empty(t, cmp.Diff(tc.want, c.Tensors[tc.name]), tc.name)
+	}
+	_, err = PlanConvert(Arch{Family: "phi4mini", Layers: 32, Heads: 24, KVHeads: 8, TiedEmbeddings: true, Tensors: names},
+		[]string{"s"}, "/w/c.pth")
+	assert.ErrorContains(t, err, "is cut by head_dim, which is 0", "no head_dim, no sizes to cut qkv_proj by")
 }
 
 // Qwen3-1.7B ships lm_head.weight although its config ties embeddings: the plan must use

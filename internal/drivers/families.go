@@ -11,8 +11,13 @@ type converter struct {
 	layer map[string]string
 	// unpermute: layer suffix → which head count undoes its rotate_half order.
 	unpermute map[string]headCount
-	// split: layer suffix → targets (LFM2's conv.in_proj into B, C and x).
+	// split: layer suffix → targets (LFM2's conv.in_proj into B, C and x), cut into equal
+	// parts unless splitRows gives each part's rows.
 	split map[string][]string
+	// splitRows: layer suffix → the rows of each split target, for a fused tensor whose
+	// parts differ in size (Phi's qkv_proj: the query is wider than the key and value
+	// under grouped-query attention, so an even cut would misplace every row).
+	splitRows map[string]func(a Arch) []int
 	// perLayer is the exact tensor count of every layer; 0 means atLeast applies instead.
 	perLayer int
 	atLeast  int
@@ -105,6 +110,32 @@ var families = map[string]converter{
 		},
 		atLeast: 6,
 	},
+	// Phi-4-mini (Phi3ForCausalLM) fuses q, k and v into qkv_proj and the gate and up
+	// projections into gate_up_proj. ExecuTorch's own converter for it
+	// (examples/models/phi_4_mini/convert_weights.py) imports torchtune, which the lock
+	// cannot hold; this map does what its HF path does: qkv_proj cut by sizes (q is
+	// heads × head_dim rows, k and v kv heads × head_dim each), gate_up_proj in two equal
+	// halves, gate first (transformers' Phi3MLP: gate, up = gate_up.chunk(2)). Phi keeps
+	// HF's rotate-half RoPE (use_hf_rope), so nothing is un-permuted.
+	"phi4mini": {
+		top: llamaTop,
+		layer: map[string]string{
+			"self_attn.o_proj.weight":         "attention.wo.weight",
+			"input_layernorm.weight":          "attention_norm.weight",
+			"post_attention_layernorm.weight": "ffn_norm.weight",
+			"mlp.down_proj.weight":            "feed_forward.w2.weight",
+		},
+		split: map[string][]string{
+			"self_attn.qkv_proj.weight": {"attention.wq.weight", "attention.wk.weight", "attention.wv.weight"},
+			"mlp.gate_up_proj.weight":   {"feed_forward.w1.weight", "feed_forward.w3.weight"},
+		},
+		splitRows: map[string]func(a Arch) []int{
+			"self_attn.qkv_proj.weight": func(a Arch) []int {
+				return []int{a.Heads * a.HeadDim, a.KVHeads * a.HeadDim, a.KVHeads * a.HeadDim}
+			},
+		},
+		perLayer: 6,
+	},
 }
 
 // rule maps one tensor name; layer is its layer index or -1.
@@ -133,6 +164,12 @@ func (f converter) rule(a Arch, name string) (Rule, int, error) {
 		r := Rule{}
 		for _, p := range parts {
 			r.Split = append(r.Split, prefix+p)
+		}
+		if rows, ok := f.splitRows[suffix]; ok {
+			if a.HeadDim <= 0 {
+				return Rule{}, -1, fmt.Errorf("conversion plan for %s: tensor %s is cut by head_dim, which is %d", a.Family, name, a.HeadDim)
+			}
+			r.Rows = rows(a)
 		}
 		return r, layer, nil
 	}

@@ -50,8 +50,10 @@ func TestConvertRefusals(t *testing.T) {
 		dtype    func(name string) string
 		truncate int
 		spoil    func(c *Convert)
-		subject  string
-		message  string
+		// arch replaces the one-layer Qwen3 the other cases plan.
+		arch    *Arch
+		subject string
+		message string
 	}{
 		{name: "unknown tensor", tensors: append(append([]string{}, names...), extra), subject: extra, message: "not in the conversion plan"},
 		{name: "planned tensor missing", spoil: func(c *Convert) { c.Tensors["model.layers.0.mlp.extra.weight"] = Rule{To: "x"} },
@@ -71,13 +73,22 @@ func TestConvertRefusals(t *testing.T) {
 			return "F32"
 		}, subject: "model.norm.weight", message: "has dtype I64"},
 		{name: "truncated", tensors: hfNames("qwen3", 1, true, nil), truncate: 4, subject: "lm_head.weight", message: "lies outside the file"},
+		// Phi's qkv_proj is cut by sizes: rows that do not add up to the tensor's are a
+		// wrong head count or head_dim, refused before any tensor is cut.
+		{name: "fused rows", arch: &Arch{Family: "phi4mini", Layers: 1, Heads: 2, KVHeads: 1, HeadDim: 2, TiedEmbeddings: true,
+			Tensors: hfNames("phi4mini", 1, false, nil)},
+			subject: "model.layers.0.self_attn.qkv_proj.weight", message: "shape [4] does not split into parts of [4, 2, 2] rows"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
+			arch := Arch{Family: "qwen3", Layers: 1, Heads: 2, KVHeads: 1, Tensors: names}
+			if tc.arch != nil {
+				arch = *tc.arch
+			}
 			files := tc.tensors
 			if files == nil {
-				files = names
+				files = arch.Tensors
 			}
 			var fts []fakeTensor
 			for _, n := range files {
@@ -89,7 +100,7 @@ func TestConvertRefusals(t *testing.T) {
 			}
 			shard := filepath.Join(dir, "model.safetensors")
 			writeSafetensors(t, shard, fts, tc.truncate)
-			plan, err := PlanConvert(Arch{Family: "qwen3", Layers: 1, Heads: 2, KVHeads: 1, Tensors: names}, []string{shard},
+			plan, err := PlanConvert(arch, []string{shard},
 				filepath.Join(dir, "out", "consolidated.pth"))
 			if err != nil {
 				t.Fatal(err)

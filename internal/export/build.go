@@ -234,7 +234,7 @@ func (o *Options) convert(ctx context.Context, src *model.Source, fam *family.Fa
 		return err
 	}
 	conv, err := drivers.PlanConvert(drivers.Arch{
-		Family: fam.Key, Layers: int(a.Layers), Heads: int(a.Heads), KVHeads: int(a.KVHeads),
+		Family: fam.Key, Layers: int(a.Layers), Heads: int(a.Heads), KVHeads: int(a.KVHeads), HeadDim: int(a.HeadDim),
 		TiedEmbeddings: a.Tied, Tensors: names,
 	}, shards, r.Checkpoint)
 	if err != nil {

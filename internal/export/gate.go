@@ -50,7 +50,7 @@ func (o *Options) gate(src *model.Source, fam *family.Family) (*gated, error) {
 		return nil
 	}
 	if b.Gate.Fixed == nil {
-		return g, o.gateLLM(g, size, src)
+		return g, o.gateLLM(g, size, src, fam)
 	}
 	w, reason := b.Gate.Fixed(o.Config)
 	if o.Window > 0 {
@@ -64,23 +64,35 @@ func (o *Options) gate(src *model.Source, fam *family.Family) (*gated, error) {
 }
 
 // gateLLM takes the requested window, or the largest configured window this host can
-// build within the model's max_position_embeddings (backends without a fixed window).
-func (o *Options) gateLLM(g *gated, size func(int) error, src *model.Source) error {
+// build within the model's max_position_embeddings and the backend's MaxWindow (backends
+// without a fixed window).
+func (o *Options) gateLLM(g *gated, size func(int) error, src *model.Source, fam *family.Family) error {
+	b := o.spec()
+	most, why := 0, ""
+	if b.MaxWindow != nil {
+		most, why = b.MaxWindow(src, fam)
+	}
 	if o.Window > 0 {
+		if most > 0 && o.Window > most {
+			return refuse(FieldWindow, "%s %d is above the %s tokens %s's files stop at: %s", FieldWindow, o.Window, family.Commas(int64(most)), src.ID, why)
+		}
 		if err := size(o.Window); err != nil {
 			return err
 		}
 		g.reason = fmt.Sprintf("requested window %d", o.Window)
-		return o.check(g, o.spec().Gate.What(o.Window))
+		return o.check(g, b.Gate.What(o.Window))
 	}
 	limit := modelLimit(src)
 	var tiers []int // descending
-	for _, w := range slices.Backward(o.spec().Windows(o.Config)) {
-		if limit == 0 || int64(w) <= limit {
+	for _, w := range slices.Backward(b.Windows(o.Config)) {
+		if (limit == 0 || int64(w) <= limit) && (most == 0 || w <= most) {
 			tiers = append(tiers, w)
 		}
 	}
 	if len(tiers) == 0 {
+		if most > 0 {
+			return fmt.Errorf("every configured window is above %s tokens, and %s", family.Commas(int64(most)), why)
+		}
 		return fmt.Errorf("%s's limit of %s tokens (max_position_embeddings) is below every configured window", src.ID, family.Commas(limit))
 	}
 	for _, w := range tiers {

@@ -284,3 +284,23 @@ func TestRelativeCodesMadeAbsolute(t *testing.T) {
 	require.NoError(t, o.Validate())
 	assert.Equal(t, filepath.Join(dir, "codes", "codes.pt"), o.Codes)
 }
+
+// TestWindowOverLongRoPELimit: Phi-4-mini's files stop at 4,096 tokens, above which
+// export_llm would apply LongRoPE's long factors at every position (family.phi4miniPlan):
+// a request above it is refused before any work, and the automatic pick stays under it
+// although the host could build more.
+func TestWindowOverLongRoPELimit(t *testing.T) {
+	o := options(t, "microsoft/Phi-4-mini-instruct", "vulkan", "ok", 8192)
+	_, err := export.Run(context.Background(), o)
+	var in *export.InputError
+	require.ErrorAs(t, err, &in)
+	assert.Equal(t, export.FieldWindow, in.Field)
+	assert.Equal(t, "Window 8192 is above the 4,096 tokens Phi-4-mini-instruct's files stop at: export_llm fixes LongRoPE's factors per file, and a longer window would rotate every position by the long factors, which transformers applies only once a conversation passes 4,096 tokens (original_max_position_embeddings)", err.Error())
+	assert.NoDirExists(t, filepath.Join(o.Work, "source"))
+
+	o = options(t, "microsoft/Phi-4-mini-instruct", "xnnpack", "ok", 0)
+	var log strings.Builder
+	o.Log = &log
+	_, _ = export.Run(context.Background(), o) // stops at the converter: the fixture's tensors are Qwen3's
+	assert.Contains(t, log.String(), "exe-expo: Phi-4-mini-instruct to xnnpack at 4096 tokens (largest window this host can export: 4096)")
+}

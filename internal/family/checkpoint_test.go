@@ -26,18 +26,35 @@ func TestCheckpointReasons(t *testing.T) {
 			[]string{"multimodal checkpoint (it has a vision_config): only text-only releases are exported"}},
 		{"quantized", `{` + dense + `,"quantization_config":{"quant_method":"fp8"}}`,
 			[]string{`pre-quantized checkpoint (quant_method "fp8"): the export needs the original bf16/fp16 weights`}},
+		// a family exported as its text model is no multimodal refusal (TestTextModelNote)
+		{"text model of a wrapper", `{"architectures":["Qwen3_5ForConditionalGeneration"],"vision_config":{}}`, nil},
+		{"other wrapper", `{"architectures":["Qwen2_5_VLForConditionalGeneration"],"vision_config":{}}`,
+			[]string{"multimodal checkpoint (Qwen2_5_VLForConditionalGeneration): only the text decoder of a text-only release is exported"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := model.ParseConfig("c", []byte(tc.json))
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, checkpointReasons(c, ByArchitecture(c.Architectures())))
+			got, _ := checkpointReasons(c, ByArchitecture(c.Architectures()))
+			assert.Equal(t, tc.want, got)
 		})
 	}
 
 	c, err := model.ParseConfig("org/m/config.json", []byte(`{`+dense+`}`))
 	require.NoError(t, err)
 	c.Edit(func(text map[string]any) { text["attention_bias"] = "yes" })
-	assert.Equal(t, []string{`org/m/config.json: attention_bias is "yes", not true or false`}, checkpointReasons(c, ByKey("qwen3")),
+	got, _ := checkpointReasons(c, ByKey("qwen3"))
+	assert.Equal(t, []string{`org/m/config.json: attention_bias is "yes", not true or false`}, got,
 		"a config spoiled after parsing is refused by key")
+}
+
+// TestTextModelNote: Qwen3.5's wrapper is exported as its text model, and the verdict's
+// note says so and what is left out.
+func TestTextModelNote(t *testing.T) {
+	c, err := model.ParseConfig("c", []byte(`{"architectures":["Qwen3_5ForConditionalGeneration"],"vision_config":{}}`))
+	require.NoError(t, err)
+	reasons, notes := checkpointReasons(c, ByKey("qwen3_5"))
+	assert.Empty(t, reasons)
+	assert.Equal(t, []string{"multimodal checkpoint (Qwen3_5ForConditionalGeneration): exe-expo exports its text model (text_config) only, " +
+		"as ExecuTorch's own recipe does; model.visual.*, mtp.* are left out of the files, the parameter count and the sizes"}, notes)
 }

@@ -17,6 +17,9 @@ type Verdict struct {
 	Eligible bool   `json:"eligible"`
 	// Reasons are model-wide refusals; any one makes the model ineligible.
 	Reasons []string `json:"reasons"`
+	// Notes are what the verdict took into account without refusing: the text model of a
+	// multimodal wrapper exported alone, a name the app reads no size from.
+	Notes []string `json:"notes,omitempty"`
 	// Backends maps each backend to "" (exported) or why not, in Backends order.
 	Backends []BackendVerdict `json:"backends"`
 	// Fam is the family Family names, nil for none. Evaluate looks it up once, and every
@@ -61,7 +64,7 @@ func (v *Verdict) Backend(name string) BackendVerdict {
 // count as instruct unless the name says base.
 var (
 	instructTokens       = map[string]bool{"instruct": true, "it": true, "chat": true}
-	instructUnlessBase   = map[string]bool{"qwen3": true, "lfm2": true, "smollm3": true}
+	instructUnlessBase   = map[string]bool{"qwen3": true, "qwen3_5": true, "lfm2": true, "smollm3": true}
 	multimodalArchSuffix = []string{"ForConditionalGeneration", "ForVision2Seq", "ForImageTextToText"}
 )
 
@@ -109,11 +112,9 @@ func nameReasons(cfg *config.Config, modelID string, fam *Family, hint string) (
 	}
 	sizes := SizeHints(name)
 	switch {
-	case len(sizes) == 0:
-		reasons = append(reasons, fmt.Sprintf("%s reads the model's size from its name (such as 1.7B or 350M), and %q has none%s", TheApp, name, hint))
 	case len(sizes) > 1:
 		reasons = append(reasons, fmt.Sprintf("name carries several sizes (%s), and %s would read the first%s", strings.Join(sizes, ", "), TheApp, hint))
-	case NominalBillions(sizes[0]) > cfg.Watch.MaxNominalBillions:
+	case len(sizes) == 1 && NominalBillions(sizes[0]) > cfg.Watch.MaxNominalBillions:
 		reasons = append(reasons, fmt.Sprintf("named size %s is above %gB, the largest a phone is meant to run", sizes[0], cfg.Watch.MaxNominalBillions))
 	}
 	out := cfg.RepoFor(name)
@@ -158,13 +159,17 @@ func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Ve
 	}
 	names, token := nameReasons(cfg, src.ID, fam, hint)
 	v.Reasons, v.AppToken = append(v.Reasons, names...), token
+	if note := sizeNote(src.Name()); note != "" {
+		v.Notes = append(v.Notes, note)
+	}
 	switch {
 	case src.AccessError != "":
 		add("%s", src.AccessError)
 	case src.Config == nil:
 		add("repo has no config.json")
 	default:
-		v.Reasons = append(v.Reasons, checkpointReasons(src.Config, fam)...)
+		reasons, notes := checkpointReasons(src.Config, fam)
+		v.Reasons, v.Notes = append(v.Reasons, reasons...), append(v.Notes, notes...)
 	}
 	if fam != nil {
 		v.Reasons = append(v.Reasons, sizeReasons(cfg, src)...)
@@ -176,16 +181,36 @@ func Evaluate(cfg *config.Config, src *model.Source, backends []BackendRule) *Ve
 }
 
 // checkpointReasons refuses what the config shows: MoE, multimodal, pre-quantized, unknown.
-func checkpointReasons(c *model.Config, fam *Family) []string {
+// A multimodal wrapper of a family exported as its text model (Family.TextModel) is no
+// refusal: the note says what is exported and what is left out.
+func checkpointReasons(c *model.Config, fam *Family) (reasons, notes []string) {
 	ft, err := c.Features()
 	if err != nil {
-		return []string{err.Error()}
+		return []string{err.Error()}, nil
 	}
 	var out []string
 	archs := c.Architectures()
 	if isMoE(ft, archs) {
 		out = append(out, "mixture-of-experts checkpoint: only dense models fit the export recipes and a phone's memory")
 	}
+	if fam != nil && fam.TextModel {
+		notes = append(notes, textModelNote(c))
+	} else {
+		out = append(out, multimodalReasons(ft, archs)...)
+	}
+	if ft.Quantized {
+		out = append(out, fmt.Sprintf("pre-quantized checkpoint (quant_method %q): the export needs the original bf16/fp16 weights", ft.QuantMethod))
+	}
+	if fam == nil && len(out) == 0 {
+		out = append(out, fmt.Sprintf("architecture %v has no recipe: supported are Qwen3, Qwen3.5, Qwen2.5, Llama 3.2 / SmolLM2, LFM2.5, Gemma 3, SmolLM3 and Phi-4-mini", archs))
+	}
+	return out, notes
+}
+
+// multimodalReasons refuses a multimodal class, or a vision_config, of a family that is not
+// exported as its text model.
+func multimodalReasons(ft model.Features, archs []string) []string {
+	var out []string
 	for _, a := range archs {
 		for _, suf := range multimodalArchSuffix {
 			if strings.HasSuffix(a, suf) {
@@ -196,13 +221,28 @@ func checkpointReasons(c *model.Config, fam *Family) []string {
 	if ft.Vision && len(out) == 0 {
 		out = append(out, "multimodal checkpoint (it has a vision_config): only text-only releases are exported")
 	}
-	if ft.Quantized {
-		out = append(out, fmt.Sprintf("pre-quantized checkpoint (quant_method %q): the export needs the original bf16/fp16 weights", ft.QuantMethod))
-	}
-	if fam == nil && len(out) == 0 {
-		out = append(out, fmt.Sprintf("architecture %v has no recipe: supported are Qwen3, Qwen2.5, Llama 3.2 / SmolLM2, LFM2.5, Gemma 3 and SmolLM3", archs))
-	}
 	return out
+}
+
+// textModelNote says that a multimodal wrapper is exported as its text model, and what of
+// the checkpoint that leaves out of the files, the parameter count and the sizes.
+func textModelNote(c *model.Config) string {
+	left := "the vision tower"
+	if l := c.LeftOut(); len(l) > 0 {
+		left = strings.Join(l, "*, ") + "*"
+	}
+	return fmt.Sprintf("multimodal checkpoint (%s): exe-expo exports its text model (text_config) only, as ExecuTorch's own recipe does; %s are left out of the files, the parameter count and the sizes",
+		strings.Join(c.Architectures(), ", "), left)
+}
+
+// sizeNote says that a name carries no size: no refusal, since the app reads the size from
+// the name only for its device-size filter, which keeps a repo without one on every phone
+// (docs/research/app-rules.md, rule 6).
+func sizeNote(name string) string {
+	if len(SizeHints(name)) > 0 {
+		return ""
+	}
+	return fmt.Sprintf("%q carries no size (such as 1.7B or 350M): %s reads the size from the name only for its device-size filter, which then shows the repo on every phone", name, TheApp)
 }
 
 // isMoE reads mixture-of-experts from an architecture's name (Qwen3MoeForCausalLM) or

@@ -22,35 +22,91 @@ type Family struct {
 	NamePattern *regexp.Regexp
 	// ModelType is the config.json model_type the family's recipes expect.
 	ModelType string
+	// TextModel is true for a family released as a multimodal wrapper (a vision_config, a
+	// ...ForConditionalGeneration class) whose text model is what exe-expo exports, as
+	// ExecuTorch's own recipe does (Qwen3.5): eligibility then says so instead of refusing
+	// the checkpoint as multimodal, and its parameters are counted without the vision tower
+	// (model.LeftOut).
+	TextModel bool
+	// Route is how ExecuTorch builds the family's XNNPACK and Vulkan files.
+	Route Route
+}
+
+// The tools a family's XNNPACK and Vulkan files can be built with.
+const (
+	// RouteExportLLM is ExecuTorch's export_llm, the route of every family exported today.
+	RouteExportLLM = "export_llm"
+	// RouteOptimum is optimum-executorch's exporter, the only one that builds Gemma 3 and
+	// SmolLM3 (docs/research/new-families.md, C and D): XNNPACK only, fp32 KV cache.
+	RouteOptimum = "optimum-executorch"
+)
+
+// Route is how a family's CPU and GPU files are built, and what exe-expo still lacks to
+// drive it. Plan sizes the windows of a route that exe-expo cannot drive yet, so the tables
+// are there before the export is, but the backend refuses the model until Missing is empty:
+// a plan never promises a file the exporter cannot make.
+type Route struct {
+	Tool string
+	// Detail names what the route builds for the family (the export_llm model classes).
+	Detail string
+	// Missing says what exe-expo lacks to export by this route; empty when it exports.
+	Missing string
+}
+
+// Label is the route in a few words for plan's recipe line: the tool and its detail.
+func (r Route) Label() string {
+	if r.Detail == "" {
+		return r.Tool
+	}
+	return r.Tool + " (" + r.Detail + ")"
 }
 
 // Families, in the order model.FamilyOf matches a config's architectures.
 var Families = []*Family{
 	{
 		Key: "qwen3", AppTokens: []string{"qwen3"},
-		NamePattern: regexp.MustCompile(`(?i)qwen3([^.\d]|$)`), ModelType: "qwen3",
+		NamePattern: regexp.MustCompile(`(?i)qwen3([^.\d]|$)`), ModelType: "qwen3", Route: exportLLM,
 	},
 	{
 		Key: "lfm2", AppTokens: []string{"lfm25"},
-		NamePattern: regexp.MustCompile(`(?i)lfm2\.5([^.\d]|$)`), ModelType: "lfm2",
+		NamePattern: regexp.MustCompile(`(?i)lfm2\.5([^.\d]|$)`), ModelType: "lfm2", Route: exportLLM,
 	},
 	{
 		Key: "qwen2_5", AppTokens: []string{"qwen25"},
-		NamePattern: regexp.MustCompile(`(?i)qwen2\.5([^.\d]|$)`), ModelType: "qwen2",
+		NamePattern: regexp.MustCompile(`(?i)qwen2\.5([^.\d]|$)`), ModelType: "qwen2", Route: exportLLM,
 	},
 	{
 		Key: "llama", AppTokens: []string{"llama32", "smollm2"},
-		NamePattern: regexp.MustCompile(`(?i)llama-?3\.2([^.\d]|$)|smollm2(\D|$)`), ModelType: "llama",
+		NamePattern: regexp.MustCompile(`(?i)llama-?3\.2([^.\d]|$)|smollm2(\D|$)`), ModelType: "llama", Route: exportLLM,
 	},
 	{
 		Key: "gemma3", AppTokens: []string{"gemma3"},
 		NamePattern: regexp.MustCompile(`(?i)gemma-?3([^.\dn]|$)`), ModelType: "gemma3_text",
+		Route: Route{Tool: RouteOptimum, Detail: "recipe xnnpack, custom SDPA and KV cache", Missing: optimumMissing},
 	},
 	{
 		Key: "smollm3", AppTokens: []string{"smollm3"},
 		NamePattern: regexp.MustCompile(`(?i)smollm3(\D|$)`), ModelType: "smollm3",
+		Route: Route{Tool: RouteOptimum, Detail: "recipe xnnpack, custom SDPA and KV cache", Missing: optimumMissing},
+	},
+	{
+		Key: "qwen3_5", AppTokens: []string{"qwen35"},
+		NamePattern: regexp.MustCompile(`(?i)qwen3\.5([^.\d]|$)`), ModelType: "qwen3_5_text", TextModel: true,
+		Route: Route{Tool: RouteExportLLM, Detail: "qwen3_5_0_8b, qwen3_5_2b, qwen3_5_4b",
+			Missing: "exe-expo's checkpoint converter and export_llm params for Qwen3.5 (its DeltaNet layers, the model.language_model prefix) are not built yet"},
+	},
+	{
+		Key: "phi4mini", AppTokens: []string{"phi4mini"},
+		NamePattern: regexp.MustCompile(`(?i)phi-?4-?mini(\D|$)`), ModelType: "phi3",
+		Route: Route{Tool: RouteExportLLM, Detail: "phi_4_mini"},
 	},
 }
+
+// exportLLM is the route of the families export builds today.
+var exportLLM = Route{Tool: RouteExportLLM}
+
+// optimumMissing is what Gemma 3 and SmolLM3 wait for.
+const optimumMissing = "exe-expo has no optimum-executorch driver yet (it must also write the get_eos_ids and get_max_context_len metadata optimum leaves out)"
 
 // ByArchitecture returns the family of the first architecture that has one
 // (model.FamilyOf). An opened model's family was read when its config was decoded: Of.

@@ -57,7 +57,7 @@ func TestEvaluateRealConfigs(t *testing.T) {
 		{id: "google/gemma-3-4b-it", reasons: []string{"multimodal checkpoint (Gemma3ForConditionalGeneration)"}},
 		{id: "Qwen/Qwen2.5-VL-3B-Instruct", reasons: []string{"multimodal checkpoint", "no chat template"}},
 		{id: "google/gemma-3-1b-it", eligible: true, family: "gemma3", ok: []string{"qnn"},
-			backend: map[string]string{"xnnpack": "export_llm's model list", "mediatek": "gemma3_text"}},
+			backend: map[string]string{"xnnpack": "optimum-executorch", "vulkan": "no Vulkan recipe", "mediatek": "gemma3_text"}},
 		{id: "HuggingFaceTB/SmolLM3-3B", eligible: true, family: "smollm3", ok: []string{"qnn"}},
 		{id: "Qwen/Qwen2.5-1.5B", family: "qwen2_5", reasons: []string{"Qwen2.5-1.5B is a base checkpoint"}},
 		{id: "Qwen/Qwen2.5-0.5B-Instruct", eligible: true, family: "qwen2_5", ok: []string{"xnnpack", "vulkan"},
@@ -68,7 +68,9 @@ func TestEvaluateRealConfigs(t *testing.T) {
 		{id: "LiquidAI/LFM2.5-1.2B-Base", family: "lfm2", ok: []string{"xnnpack", "mediatek"}, reasons: []string{"base checkpoint"},
 			backend: map[string]string{"vulkan": "short convolution", "qnn": "SUPPORTED_LLM_MODELS"}},
 		{id: "LiquidAI/LFM2-1.2B", family: "lfm2", reasons: []string{"no chat template"}},
-		{id: "microsoft/Phi-4-mini-instruct", reasons: []string{"architecture [Phi3ForCausalLM] has no recipe"}},
+		// no size in the name is no refusal; export_llm builds Phi-4-mini for the CPU and GPU
+		{id: "microsoft/Phi-4-mini-instruct", family: "phi4mini", eligible: true,
+			backend: map[string]string{"qnn": "no entry"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
@@ -134,7 +136,6 @@ func TestNameRules(t *testing.T) {
 		{"someone/two-sizes-1B-3B", "several sizes (1B, 3B)"},
 		{"Qwen/Qwen2.5-Coder-1.5B-Instruct", "no chat template"},
 		{"Qwen/Qwen3-Embedding-0.6B", "excluded marker(s) embedding"},
-		{"Qwen/Qwen-Chat", "has none"},
 		// the verdict holds the published repo's name to the app's rules once; the recipe
 		// only checks what a file's path adds (recipe.FileRules)
 		{"someone/Qwen3-1.7B-XNNPACK", "whose name contains xnnpack"},
@@ -163,9 +164,9 @@ func TestFolderNameReasonsSayPassID(t *testing.T) {
 		withHint  []string
 		unchanged []string
 	}{
-		{"folder without a size", "weights", true, false, []string{"has none", "no chat template"}, nil},
+		{"folder without a family name", "weights", true, false, []string{"no chat template"}, nil},
 		{"folder named base", "qwen3-0.6B-base", true, false, []string{"is a base checkpoint"}, nil},
-		{"a Hub id with the same name", "someone/weights", false, false, nil, []string{"has none", "no chat template"}},
+		{"a Hub id with the same name", "someone/weights", false, false, nil, []string{"no chat template"}},
 		{"folder planned with --id", "Qwen/Qwen3-0.6B", false, true, nil, nil},
 	}
 	for _, tc := range tests {
@@ -262,6 +263,9 @@ func TestParamsMatchExecuTorch(t *testing.T) {
 		{"HuggingFaceTB/SmolLM2-135M-Instruct", "smollm2_135m.json", "smollm2", nil},
 		{"LiquidAI/LFM2.5-1.2B-Base", "lfm2_5_1_2b.json", "lfm2_5_1_2b", nil},
 		{"LiquidAI/LFM2-1.2B", "lfm2_1_2b.json", "lfm2_5_1_2b", []string{"layer_types"}},
+		// ffn_dim_multiplier would double the RoPE table and switch a 4k file to LongRoPE's
+		// long factors (phi4miniPlan); it changes nothing else once hidden_dim is given.
+		{"microsoft/Phi-4-mini-instruct", "phi_4_mini.json", "phi_4_mini", []string{"ffn_dim_multiplier"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
@@ -408,9 +412,20 @@ func TestAppRefusalsSayWhatTheAppIs(t *testing.T) {
 	for _, tc := range []struct{ id, want string }{
 		{"someone/weights-1B", app + " has no chat template for experimentalmachines/weights-1B-ExecuTorch: it picks one by the family name in a file's name (read lower-cased, letters and digits only), which must be Qwen3.5, Qwen3, Qwen2.5, SmolLM2, SmolLM3, Llama-3.2, Phi-4-mini, Gemma-3 or LFM2.5, and this one carries none"},
 		{"Qwen/Qwen2.5-Coder-1.5B-Instruct", app + " has no chat template for experimentalmachines/Qwen2.5-Coder-1.5B-Instruct-ExecuTorch: it offers none for a name containing vl, vision, coder or guard (read lower-cased, letters and digits only), and this one contains coder"},
-		{"Qwen/Qwen-Chat", app + ` reads the model's size from its name (such as 1.7B or 350M), and "Qwen-Chat" has none`},
 		{"someone/two-sizes-1B-3B", "name carries several sizes (1B, 3B), and " + app + " would read the first"},
 	} {
 		assert.Contains(t, family.NameReasons(c, tc.id), tc.want, tc.id)
 	}
+}
+
+// TestNoSizeInTheNameIsANote: the app reads a size from the name only for its device-size
+// filter, which keeps a repo without one (docs/research/app-rules.md, rule 6), so
+// Phi-4-mini-instruct is not refused for its name; the verdict notes it.
+func TestNoSizeInTheNameIsANote(t *testing.T) {
+	c := cfg(t)
+	assert.Empty(t, family.NameReasons(c, "microsoft/Phi-4-mini-instruct"))
+	v := backend.Evaluate(c, load(t, "microsoft/Phi-4-mini-instruct"))
+	assert.Empty(t, v.Reasons)
+	assert.Equal(t, []string{`"Phi-4-mini-instruct" carries no size (such as 1.7B or 350M): the app (the openweights Android app, which loads these files) reads the size from the name only for its device-size filter, which then shows the repo on every phone`}, v.Notes)
+	assert.Empty(t, backend.Evaluate(c, load(t, "Qwen/Qwen3-0.6B")).Notes, "a name with a size has no note")
 }

@@ -1,6 +1,7 @@
 package family
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -17,6 +18,12 @@ type LLMPlan struct {
 	Params     map[string]any `json:"params"`
 	// HFRope is true when the model keeps Hugging Face's rotate-half RoPE layout.
 	HFRope bool `json:"hf_rope"`
+	// MaxWindow, when set, is the largest window the params export faithfully, and
+	// WindowLimit why: export_llm fixes in the file what transformers decides per call
+	// (Phi-4-mini's LongRoPE factors, phi4miniPlan). A window above it is skipped by plan
+	// and refused by export, never built.
+	MaxWindow   int    `json:"max_window,omitempty"`
+	WindowLimit string `json:"window_limit,omitempty"`
 }
 
 // Unsupported is a refusal: the sentence says why, in words a user understands.
@@ -80,6 +87,10 @@ func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
 		if err := llamaPlan(scaling, a.AttentionBias, plan); err != nil {
 			return nil, err
 		}
+	case "phi4mini":
+		if err := phi4miniPlan(a, plan); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, refuse("family %s has no export_llm recipe", f.Key)
 	}
@@ -123,13 +134,14 @@ var LLMClasses = []LLMClass{
 	{"qwen2_5_1_5b", "qwen2_5", "examples/models/qwen2_5/config/1_5b_config.json", Shape{1536, 8960, 12, 2, 28, 151936}},
 	{"lfm2_5_350m", "lfm2", "examples/models/lfm2/config/lfm2_5_350m_config.json", Shape{1024, 4608, 16, 8, 16, 65536}},
 	{"lfm2_5_1_2b", "lfm2", "examples/models/lfm2/config/lfm2_5_1_2b_config.json", Shape{2048, 8192, 32, 8, 16, 65536}},
+	{"phi_4_mini", "phi4mini", "examples/models/phi_4_mini/config/config.json", Shape{3072, 8192, 24, 8, 32, 200064}},
 }
 
 // unregisteredClass is the class a family's model takes when ExecuTorch registers none of
 // its shape (Qwen2.5-3B; LFM2.5-2.6B, which the reference system exported under
 // lfm2_5_1_2b): the params still define the architecture, which export_llm builds whatever
 // the class, so such a model is exported rather than refused.
-var unregisteredClass = map[string]string{"qwen3": "qwen3_1_7b", "qwen2_5": "qwen2_5_1_5b", "lfm2": "lfm2_5_1_2b"}
+var unregisteredClass = map[string]string{"qwen3": "qwen3_1_7b", "qwen2_5": "qwen2_5_1_5b", "lfm2": "lfm2_5_1_2b", "phi4mini": "phi_4_mini"}
 
 // ModelClasses lists every class XNNPACKPlan can name, for tests that hold them to
 // ExecuTorch's registry.
@@ -138,7 +150,7 @@ func ModelClasses() []string {
 	for _, c := range LLMClasses {
 		names = append(names, c.Name)
 	}
-	for _, fam := range []string{"qwen3", "qwen2_5", "lfm2"} {
+	for _, fam := range []string{"qwen3", "qwen2_5", "lfm2", "phi4mini"} {
 		if !slices.Contains(names, unregisteredClass[fam]) {
 			names = append(names, unregisteredClass[fam])
 		}
@@ -251,6 +263,65 @@ func lfm2Plan(a model.Arch, plan *LLMPlan) error {
 	types := make([]string, len(a.LayerTypes))
 	copy(types, a.LayerTypes)
 	setAll(p, "use_scaled_rope", false, "use_hf_rope", true, "use_qk_norm", true, "qk_norm_before_rope", true, "layer_types", types)
+	return nil
+}
+
+// phi4miniPlan is Phi-4-mini's params, as ExecuTorch's own (examples/models/phi_4_mini/
+// config/config.json) with one key left out. Phi keeps HF's rotate-half RoPE over the first
+// partial_rotary_factor of each head (use_hf_rope; export_llm's other RoPE has no
+// LongRoPE), and LongRoPE's factors go in as written: export_llm divides the frequencies by
+// one list, and scales cos and sin by sqrt(1 + ln(max/original) / ln(original)), 1.19 for
+// 131,072 / 4,096, as transformers does (docs/research/new-families.md, B).
+//
+// Which list is the catch. transformers picks per call: the short factors while the
+// sequence is at most original_max_position_embeddings (4,096) long, the long ones past
+// it. export_llm picks once, for the whole file, by the length of its RoPE table: the long
+// factors when the table is longer than 4,096 positions. The table is the window, or twice
+// the window when ffn_dim_multiplier is set (a key ExecuTorch's params carry and
+// export_llm reads for nothing else once hidden_dim is given), so ExecuTorch's params file
+// would switch a 4k file to the long factors. Left out, a window up to 4,096 gets the short
+// factors at every position, as every conversation that fits it does in transformers;
+// a larger window would rotate every prompt, the shortest included, by the long factors,
+// which transformers uses only once a conversation passes 4,096 tokens. Those windows are
+// not built (MaxWindow).
+func phi4miniPlan(a model.Arch, plan *LLMPlan) error {
+	if a.AttentionBias {
+		return refuse("attention_bias is set, and export_llm's Phi-4-mini path has no attention biases")
+	}
+	plan.ModelClass, plan.Converter, plan.HFRope = modelClass("phi4mini", shapeOf(a, a.Intermediate)), "phi4mini", true
+	p := plan.Params
+	delete(p, "ffn_dim_multiplier")
+	setAll(p, "use_scaled_rope", false, "use_hf_rope", true, "attention_qkv_bias", false)
+	rotary := a.HeadDim
+	if a.PartialRotary != "" {
+		f, _ := strconv.ParseFloat(a.PartialRotary.String(), 64) // model checked it is in (0, 1]
+		rotary = int64(float64(a.HeadDim) * f)                   // as ExecuTorch truncates it
+		p["partial_rotary_factor"] = a.PartialRotary
+	}
+	r := a.Rope
+	switch r.Type {
+	case "":
+		return nil
+	case "longrope":
+	default:
+		return refuse("RoPE scaling %q: export_llm's Phi-4-mini path implements LongRoPE only", r.Type)
+	}
+	if r.OriginalMaxPositions == 0 || a.MaxPositions == 0 {
+		return refuse("LongRoPE without original_max_position_embeddings and max_position_embeddings: export_llm could not tell when its long factors apply")
+	}
+	for _, l := range []struct {
+		name    string
+		factors []json.Number
+	}{{"short_factor", r.ShortFactors}, {"long_factor", r.LongFactors}} {
+		if int64(len(l.factors)) != rotary/2 {
+			return refuse("LongRoPE %s has %d factors, and export_llm needs one per rotated pair: %d for %d rotated dimensions", l.name, len(l.factors), rotary/2, rotary)
+		}
+	}
+	setAll(p, "rope_scaling_short_factor", slices.Clone(r.ShortFactors), "rope_scaling_long_factor", slices.Clone(r.LongFactors),
+		"original_max_position_embeddings", r.OriginalMaxPositions, "max_position_embeddings", a.MaxPositions)
+	plan.MaxWindow = int(r.OriginalMaxPositions)
+	plan.WindowLimit = fmt.Sprintf("export_llm fixes LongRoPE's factors per file, and a longer window would rotate every position by the long factors, which transformers applies only once a conversation passes %s tokens (original_max_position_embeddings)",
+		Commas(r.OriginalMaxPositions))
 	return nil
 }
 

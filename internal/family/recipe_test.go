@@ -140,3 +140,58 @@ func TestMediaTekReadsModelType(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, `RoPE scaling "llama3" is not validated on the MediaTek scripts`, err.Error())
 }
+
+// TestPhi4MiniPlan: Phi-4-mini's LongRoPE reaches the params as ExecuTorch's own file
+// writes it, without ffn_dim_multiplier, and the plan caps the window at
+// original_max_position_embeddings, above which export_llm would apply the long factors
+// to every position; what export_llm cannot build is refused by name.
+func TestPhi4MiniPlan(t *testing.T) {
+	tests := []struct {
+		name      string
+		spoil     func(text map[string]any)
+		maxWindow int
+		refuse    string
+	}{
+		{name: "as published", spoil: func(map[string]any) {}, maxWindow: 4096},
+		{name: "another original length", spoil: func(m map[string]any) { m["original_max_position_embeddings"] = json.Number("8192") },
+			maxWindow: 8192},
+		{name: "no scaling", spoil: func(m map[string]any) { m["rope_scaling"] = nil }},
+		{name: "another scaling", spoil: func(m map[string]any) {
+			m["rope_scaling"] = map[string]any{"type": "yarn", "factor": json.Number("4.0")}
+		}, refuse: `RoPE scaling "yarn": export_llm's Phi-4-mini path implements LongRoPE only`},
+		{name: "factors for another rotation", spoil: func(m map[string]any) { m["partial_rotary_factor"] = json.Number("0.5") },
+			refuse: "LongRoPE short_factor has 48 factors, and export_llm needs one per rotated pair: 32 for 64 rotated dimensions"},
+		{name: "no original length", spoil: func(m map[string]any) { delete(m, "original_max_position_embeddings") },
+			refuse: "LongRoPE without original_max_position_embeddings and max_position_embeddings: export_llm could not tell when its long factors apply"},
+		{name: "attention biases", spoil: func(m map[string]any) { m["attention_bias"] = true },
+			refuse: "attention_bias is set, and export_llm's Phi-4-mini path has no attention biases"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := snap(t, "microsoft/Phi-4-mini-instruct")
+			src.Config.Edit(tc.spoil)
+			p, err := family.XNNPACKPlan(family.ByKey("phi4mini"), src.Config)
+			if tc.refuse != "" {
+				require.Error(t, err)
+				assert.Equal(t, tc.refuse, err.Error())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "phi_4_mini", p.ModelClass)
+			assert.Equal(t, "phi4mini", p.Converter)
+			assert.True(t, p.HFRope)
+			assert.NotContains(t, p.Params, "ffn_dim_multiplier", "it would double the RoPE table and pick the long factors at 4k")
+			assert.Equal(t, json.Number("0.75"), p.Params["partial_rotary_factor"])
+			assert.Equal(t, tc.maxWindow, p.MaxWindow)
+			if tc.maxWindow == 0 {
+				assert.NotContains(t, p.Params, "rope_scaling_long_factor")
+				assert.Empty(t, p.WindowLimit)
+				return
+			}
+			assert.Len(t, p.Params["rope_scaling_short_factor"], 48)
+			assert.Len(t, p.Params["rope_scaling_long_factor"], 48)
+			assert.EqualValues(t, 131072, p.Params["max_position_embeddings"])
+			assert.Contains(t, p.WindowLimit, "a longer window would rotate every position by the long factors")
+		})
+	}
+}

@@ -163,6 +163,7 @@ func decodeObject(data []byte) (map[string]any, error) {
 // normalize fills what old LFM2 configs express differently: `full_attn_idxs` instead of
 // `layer_types`, `block_ff_dim` instead of `intermediate_size`.
 func (c *Config) normalize() {
+	c.gemma3LayerTypes()
 	if c.String("model_type") != "lfm2" {
 		return
 	}
@@ -191,6 +192,35 @@ func (c *Config) normalize() {
 		}
 	}
 }
+
+// gemma3LayerTypes fills layer_types for a Gemma 3 config that gives only its sliding-window
+// pattern (gemma-3-1b-it), as transformers' Gemma3TextConfig derives it: every layer slides
+// but each pattern-th, which attends over the whole window.
+func (c *Config) gemma3LayerTypes() {
+	if c.String("model_type") != "gemma3_text" || c.Has("layer_types") || !c.Has("sliding_window") {
+		return
+	}
+	pattern, ok := c.Int("sliding_window_pattern")
+	if !ok {
+		pattern, ok = c.Int("_sliding_window_pattern")
+	}
+	n, hasLayers := c.Int("num_hidden_layers")
+	if !ok || !hasLayers {
+		return
+	}
+	types := make([]any, n)
+	for i := range types {
+		types[i] = LayerSliding
+		if (int64(i)+1)%pattern == 0 {
+			types[i] = "full_attention"
+		}
+	}
+	c.Text["layer_types"] = types
+}
+
+// LeftOut is the tensor-name prefixes the export leaves out of the checkpoint (a multimodal
+// wrapper's vision tower, model.LeftOut); nil when it exports the whole checkpoint.
+func (c *Config) LeftOut() []string { return LeftOut(c.Architectures()) }
 
 // Has reports whether key is present and not null in the text config.
 func (c *Config) Has(key string) bool {

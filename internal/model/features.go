@@ -46,6 +46,16 @@ type Features struct {
 	// not the original bf16/fp16 ones. QuantMethod is its quant_method, when a string.
 	Quantized   bool
 	QuantMethod string
+	// PartialRotary is partial_rotary_factor (or rope_parameters'), as written: the share
+	// of head_dim that RoPE rotates (Phi-4-mini 0.75, Qwen3.5 0.25). Empty when absent, which
+	// means all of it.
+	PartialRotary json.Number
+	// QGate is attn_output_gate: Qwen3.5's full-attention layers gate their output with a
+	// second query-sized projection (ExecuTorch's use_q_gate).
+	QGate bool
+	// NoRopeLayers is SmolLM3's no_rope_layers, one entry a layer: 1 where the layer
+	// applies RoPE, 0 where it does not (every fourth). Nil when absent.
+	NoRopeLayers []int64
 }
 
 // RopeScaling is a RoPE scaling other than the default rotation. export_llm implements
@@ -57,8 +67,12 @@ type RopeScaling struct {
 	Type                          string
 	Factor                        json.Number
 	LowFreqFactor, HighFreqFactor json.Number
-	// OriginalMaxPositions is original_max_position_embeddings; 0 when absent.
+	// OriginalMaxPositions is original_max_position_embeddings (the scaling's, else the
+	// config's own, as Phi-4-mini writes it); 0 when absent.
 	OriginalMaxPositions int64
+	// ShortFactors and LongFactors are LongRoPE's per-frequency factors (Phi-4-mini: 48
+	// each, one per rotated dimension pair), as written; nil for other scalings.
+	ShortFactors, LongFactors []json.Number
 }
 
 // span is the range a fractional config number may take, and how an error says it.
@@ -101,6 +115,9 @@ func (c *Config) features() (Features, error) {
 		Rope:          d.ropeScaling(),
 		RopeTheta:     d.ropeTheta(),
 		Experts:       c.experts(),
+		PartialRotary: d.partialRotary(),
+		QGate:         d.flag("attn_output_gate"),
+		NoRopeLayers:  d.noRopeLayers(),
 	}
 	f.MaxPositions, _ = c.Int("max_position_embeddings") // bounded by archBounds
 	_, f.Vision = c.Top["vision_config"]
@@ -259,7 +276,13 @@ func (d *decoder) scalingNumbers(key string, m map[string]any, typ string) RopeS
 	r.Factor = factor("factor")
 	r.LowFreqFactor = factor("low_freq_factor")
 	r.HighFreqFactor = factor("high_freq_factor")
-	if v := m["original_max_position_embeddings"]; v != nil {
+	r.ShortFactors = d.factorList(key, m, "short_factor")
+	r.LongFactors = d.factorList(key, m, "long_factor")
+	orig := m["original_max_position_embeddings"]
+	if orig == nil {
+		orig = d.c.Text["original_max_position_embeddings"]
+	}
+	if v := orig; v != nil {
 		n, ok := asInt(v)
 		if !ok || n < 1 || n > maxPositions {
 			d.fail(key+".original_max_position_embeddings", "is %s, not a whole number in 1..%d", describe(v), maxPositions)
@@ -267,6 +290,67 @@ func (d *decoder) scalingNumbers(key string, m map[string]any, typ string) RopeS
 		r.OriginalMaxPositions = n
 	}
 	return r
+}
+
+// maxRopeFactors bounds a LongRoPE factor list: one factor per rotated pair, so at most half
+// the largest head_dim archBounds allow.
+const maxRopeFactors = 512
+
+// factorList reads a list of RoPE factors (LongRoPE's short_factor and long_factor) under
+// key; nil when absent.
+func (d *decoder) factorList(key string, m map[string]any, field string) []json.Number {
+	v := m[field]
+	if v == nil {
+		return nil
+	}
+	l, ok := v.([]any)
+	if !ok || len(l) > maxRopeFactors {
+		d.fail(key+"."+field, "is %s, not a list of at most %d factors", describe(v), maxRopeFactors)
+		return nil
+	}
+	out := make([]json.Number, 0, len(l))
+	for _, x := range l {
+		out = append(out, d.number(key+"."+field, x, ropeFactorSpan))
+	}
+	return out
+}
+
+// rotarySpan is the range of partial_rotary_factor: a share of head_dim.
+var rotarySpan = span{func(f float64) bool { return f > 0 && f <= 1 }, "(0, 1]"}
+
+// partialRotary reads partial_rotary_factor, else transformers v5's
+// rope_parameters.partial_rotary_factor (Qwen3.5 writes it there).
+func (d *decoder) partialRotary() json.Number {
+	if v := d.c.Text["partial_rotary_factor"]; v != nil {
+		return d.number("partial_rotary_factor", v, rotarySpan)
+	}
+	if rp, ok := d.c.Text["rope_parameters"].(map[string]any); ok && rp["partial_rotary_factor"] != nil {
+		return d.number("rope_parameters.partial_rotary_factor", rp["partial_rotary_factor"], rotarySpan)
+	}
+	return ""
+}
+
+// noRopeLayers reads SmolLM3's no_rope_layers: a list of 0 and 1.
+func (d *decoder) noRopeLayers() []int64 {
+	v := d.c.Text["no_rope_layers"]
+	if v == nil {
+		return nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		d.fail("no_rope_layers", "is %s, not a list of 0 and 1", describe(v))
+		return nil
+	}
+	out := make([]int64, 0, len(l))
+	for _, x := range l {
+		n, ok := asInt(x)
+		if !ok || (n != 0 && n != 1) {
+			d.fail("no_rope_layers", "lists %s, not 0 or 1", describe(x))
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // experts reports a mixture-of-experts key set to anything but 0 or false: a count of

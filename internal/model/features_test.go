@@ -181,7 +181,9 @@ func TestFeaturesRealConfigs(t *testing.T) {
 			Experts: true, Quantized: true, QuantMethod: "fp8"}},
 		{"google/gemma-3-4b-it", model.Features{ModelType: "gemma3_text", Vision: true, Rope: model.RopeScaling{Type: "linear", Factor: "8.0"}}},
 		{"microsoft/Phi-4-mini-instruct", model.Features{ModelType: "phi3", HiddenAct: "silu", RopeTheta: "10000.0", NormEps: "1e-05", MaxPositions: 131072,
-			Rope: model.RopeScaling{Type: "longrope"}}},
+			PartialRotary: "0.75", Rope: model.RopeScaling{Type: "longrope", OriginalMaxPositions: 4096, ShortFactors: phiShort, LongFactors: phiLong}}},
+		{"HuggingFaceTB/SmolLM3-3B", model.Features{ModelType: "smollm3", HiddenAct: "silu", RopeTheta: "5000000.0", NormEps: "1e-06", MaxPositions: 65536,
+			NoRopeLayers: smolNoRope}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.id, func(t *testing.T) {
@@ -194,4 +196,19 @@ func TestFeaturesRealConfigs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The Phi-4-mini LongRoPE factors and SmolLM3's no_rope_layers, as their configs write them.
+var (
+	phiShort   = numbers("1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0", "1.0")
+	phiLong    = numbers("1", "1.118320672", "1.250641126", "1.398617824", "1.564103225", "1.74916897", "1.956131817", "2.187582649", "2.446418898", "2.735880826", "3.059592084", "3.421605075", "3.826451687", "4.279200023", "4.785517845", "5.351743533", "5.984965424", "6.693110555", "7.485043894", "8.370679318", "9.36110372", "10.4687158", "11.70738129", "13.09260651", "14.64173252", "16.37415215", "18.31155283", "20.47818807", "22.90118105", "25.61086418", "28.64115884", "32.03", "32.1", "32.13", "32.23", "32.6", "32.61", "32.64", "32.66", "32.7", "32.71", "32.93", "32.97", "33.28", "33.49", "33.5", "44.16", "47.77")
+	smolNoRope = []int64{1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 0}
+)
+
+func numbers(ns ...string) []json.Number {
+	out := make([]json.Number, len(ns))
+	for i, n := range ns {
+		out[i] = json.Number(n)
+	}
+	return out
 }

@@ -31,6 +31,11 @@ const (
 // ErrNoSafetensors means the repo has neither model.safetensors nor its sharded index.
 var ErrNoSafetensors = errors.New("no model.safetensors or model.safetensors.index.json")
 
+// ErrTextNotCounted means the checkpoint is a multimodal wrapper whose text model alone is
+// exported (Config.LeftOut), and only the index metadata's total, which counts the vision
+// tower too, is at hand: the text model's count has to be computed from the architecture.
+var ErrTextNotCounted = errors.New("the safetensors index metadata counts the whole multimodal checkpoint, and only its text model is exported")
+
 // Params is a parameter count and where it came from, so `plan` can say how sure it is.
 type Params struct {
 	Total   int64            `json:"total"`
@@ -170,11 +175,17 @@ func ReadIndex(ctx context.Context, f Files) (*Index, error) {
 // CountParams finds the exact parameter count from safetensors headers, as the official
 // client does: model.safetensors when present, else every shard of the index. When the
 // shards are not at hand (a local folder with only the index) it falls back to the index
-// metadata: total_parameters, or total_size divided by the bytes of cfg's torch_dtype.
+// metadata: total_parameters, or total_size divided by the bytes of cfg's torch_dtype. For
+// a multimodal wrapper whose text model is exported (cfg.LeftOut) it counts the text model
+// only, and has no answer from the index metadata (ErrTextNotCounted).
 func CountParams(ctx context.Context, f Files, cfg *Config) (Params, error) {
+	var leftOut []string
+	if cfg != nil {
+		leftOut = cfg.LeftOut()
+	}
 	h, err := ReadHeader(ctx, f, SingleFile)
 	if err == nil {
-		return sumHeaders([]*Header{h})
+		return sumHeaders([]*Header{h}, leftOut)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return Params{}, err
@@ -188,10 +199,13 @@ func CountParams(ctx context.Context, f Files, cfg *Config) (Params, error) {
 	}
 	headers, err := readShards(ctx, f, ix.Shards())
 	if err == nil {
-		return sumHeaders(headers)
+		return sumHeaders(headers, leftOut)
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		return Params{}, err
+	}
+	if len(leftOut) > 0 {
+		return Params{}, ErrTextNotCounted
 	}
 	return fromIndexMetadata(ix, cfg)
 }
@@ -214,11 +228,18 @@ func readShards(ctx context.Context, f Files, shards []string) ([]*Header, error
 	return headers, errors.Join(errs...)
 }
 
-// sumHeaders adds up every tensor, refusing a total above MaxParams before it can wrap.
-func sumHeaders(hs []*Header) (Params, error) {
+// sumHeaders adds up every tensor but those under the leftOut prefixes, refusing a total
+// above MaxParams before it can wrap.
+func sumHeaders(hs []*Header, leftOut []string) (Params, error) {
 	p := Params{ByDtype: map[string]int64{}, Source: "safetensors headers"}
+	if len(leftOut) > 0 {
+		p.Source = fmt.Sprintf("safetensors headers, text model only (%s* left out)", strings.Join(leftOut, "*, "))
+	}
 	for _, h := range hs {
-		for _, t := range h.Tensors {
+		for name, t := range h.Tensors {
+			if hasAnyPrefix(name, leftOut) {
+				continue
+			}
 			n, _ := t.Count()
 			if n > MaxParams-p.Total {
 				return Params{}, fmt.Errorf("the safetensors headers count more than %d parameters, which no checkpoint has", int64(MaxParams))
@@ -228,6 +249,15 @@ func sumHeaders(hs []*Header) (Params, error) {
 		}
 	}
 	return p, nil
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 var dtypeBytes = map[string]int64{"bfloat16": 2, "float16": 2, "float32": 4, "BF16": 2, "F16": 2, "F32": 4}

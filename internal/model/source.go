@@ -111,17 +111,23 @@ func Load(ctx context.Context, s *Source, f Files) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read generation_config.json of %s: %w", s.ID, err)
 	}
-	if s.Params != nil && !s.Params.Computed {
+	if s.Params != nil && !s.Params.Computed && len(cfg.LeftOut()) == 0 {
 		return nil // the Hub's own count, from the same headers (source.Hub)
 	}
+	// A text-only export of a multimodal wrapper counts its own tensors: the Hub's total
+	// holds the vision tower too.
 	p, err := CountParams(ctx, f, cfg)
 	switch {
 	case err == nil:
 		s.Params = &p
-	case errors.Is(err, ErrNoSafetensors):
+	case errors.Is(err, ErrNoSafetensors), errors.Is(err, ErrTextNotCounted):
 		s.ParamsError = err.Error()
 		if a, aerr := cfg.Arch(); aerr == nil {
-			s.Params = &Params{Total: a.ComputedParams(), Source: "computed from the architecture", Computed: true}
+			how := "computed from the architecture"
+			if len(cfg.LeftOut()) > 0 {
+				how += ", text model only"
+			}
+			s.Params = &Params{Total: a.ComputedParams(), Source: how, Computed: true}
 		}
 	default:
 		return fmt.Errorf("count parameters of %s: %w", s.ID, err)

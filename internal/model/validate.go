@@ -52,6 +52,14 @@ var archBounds = []archBound{
 	{"block_ff_dim", maxFFNWidth},             // LFM2's name for the feed-forward width
 	{"max_position_embeddings", maxPositions}, // 134,217,728; fixtures ≤ 10,485,760 (Llama 4 Scout)
 	{"block_multiple_of", 1 << 16},            // LFM2 rounds its FFN width to this (256)
+	{"sliding_window", maxPositions},          // Gemma 3: 512; Phi-4-mini's unused 262,144
+	{"sliding_window_pattern", 1024},          // Gemma 3: every 6th layer attends fully
+	{"_sliding_window_pattern", 1024},         // the same, as gemma-3-270m-it spells it
+	{"linear_num_key_heads", 1024},            // Qwen3.5's DeltaNet: 16
+	{"linear_num_value_heads", 1024},          // 16 or 32
+	{"linear_key_head_dim", 1024},             // 128
+	{"linear_value_head_dim", 1024},           // 128
+	{"linear_conv_kernel_dim", maxConvKernel}, // 4
 }
 
 // maxFFNWidth bounds the feed-forward width, configured or built (1,048,576).

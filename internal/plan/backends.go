@@ -30,11 +30,12 @@ func SizingModel(src *model.Source, fam *family.Family) (sizing.Model, error) {
 	if src.Params == nil {
 		return sizing.Model{}, fmt.Errorf("%s: no parameter count, so it cannot be sized", src.ID)
 	}
-	hf := fam.Key != "llama"
+	hf, oneWindow := fam.Key != "llama", false
 	if lp, err := family.XNNPACKPlan(fam, src.Config); err == nil {
-		hf = lp.HFRope
+		_, doubled := lp.Params["ffn_dim_multiplier"]
+		hf, oneWindow = lp.HFRope, !doubled
 	}
-	return sizing.Model{Arch: a, HFRope: hf, Params: src.Params.Total, Family: fam}, nil
+	return sizing.Model{Arch: a, HFRope: hf, RopeOneWindow: oneWindow, Params: src.Params.Total, Family: fam}, nil
 }
 
 // Estimate is one window of one backend as the backend's size model sees it: the KV cache,
@@ -49,13 +50,13 @@ func Estimate(cfg *config.Config, src *model.Source, m sizing.Model, b *backend.
 	}
 	z, err := b.Estimate(cfg, src, m, qmode, w)
 	row.KVCache, row.KVBytesPerToken, row.KVCacheBytes, row.PTEBytes = z.KVCache, z.KVBytesPerToken, z.KVCacheBytes, z.PTEBytes
-	row.Chunks, row.EmbeddingBytes = z.Chunks, z.EmbeddingBytes
+	row.StateBytes, row.Chunks, row.EmbeddingBytes = z.StateBytes, z.Chunks, z.EmbeddingBytes
 	row.HostNeedBytes, row.DiskNeedBytes, row.ExportPeakBytes = z.HostNeedBytes, z.DiskNeedBytes, z.ExportPeakBytes
-	row.ResidentBytes = sizing.AddBytes(row.PTEBytes, row.KVCacheBytes, e.RuntimeOverheadBytes)
+	row.ResidentBytes = sizing.AddBytes(row.PTEBytes, row.KVCacheBytes, row.StateBytes, e.RuntimeOverheadBytes)
 	if len(z.KVCaches) > 1 {
 		row.ResidentByCache = map[string]int64{}
 		for _, c := range z.KVCaches {
-			row.ResidentByCache[c] = sizing.AddBytes(row.PTEBytes, sizing.MulBytes(m.KVBytesPerTokenAs(c), int64(w)), e.RuntimeOverheadBytes)
+			row.ResidentByCache[c] = sizing.AddBytes(row.PTEBytes, m.KVCacheBytesAs(c, w), row.StateBytes, e.RuntimeOverheadBytes)
 		}
 	}
 	row.FitsPhone = row.ResidentBytes <= e.DeviceBudgetBytes
@@ -75,7 +76,7 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 		row, err := Estimate(cfg, src, m, b, "", w)
 		if err != nil {
 			row.Skip = err.Error()
-		} else if r := pick(&row, tiers, d.Fit); r != nil {
+		} else if r := pick(&row, tiers, d.Fit); r != nil && !bp.SizedAhead {
 			jobs.time(&row, r)
 		}
 		bp.Rows = append(bp.Rows, row)
@@ -86,7 +87,7 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 			row, err := Estimate(cfg, src, m, b, "fp32", w)
 			if err != nil {
 				row.Skip = err.Error()
-			} else if r := pick(&row, tiers, d.Fit); r != nil {
+			} else if r := pick(&row, tiers, d.Fit); r != nil && !bp.SizedAhead {
 				jobs.time(&row, r)
 			}
 			bp.Fallback = append(bp.Fallback, row)
@@ -99,6 +100,9 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 func (bp *BackendPlan) tally(cfg *config.Config) {
 	bp.Phones = phoneTable(cfg, bp.Rows)
 	bp.PhonesByCache = cacheTables(cfg, bp.Rows)
+	if bp.SizedAhead {
+		return // nothing is dispatched, so nothing costs
+	}
 	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
 }
 

@@ -58,6 +58,11 @@ type ArchSummary struct {
 	Vocab           int64 `json:"vocab"`
 	Tied            bool  `json:"tied_embeddings"`
 	HFRope          bool  `json:"hf_rope"`
+	// SlidingLayers of the attending layers keep a ring of RingEntries over SlidingWindow
+	// (Gemma 3); DeltaNetLayers keep a fixed state instead of a KV cache (Qwen3.5).
+	SlidingLayers  int64 `json:"sliding_layers,omitempty"`
+	SlidingWindow  int64 `json:"sliding_window,omitempty"`
+	DeltaNetLayers int64 `json:"deltanet_layers,omitempty"`
 }
 
 // BackendPlan is one backend: supported with a table, or the reason it is not.
@@ -67,6 +72,10 @@ type BackendPlan struct {
 	OK      bool   `json:"ok"`
 	Reason  string `json:"reason,omitempty"`
 	Recipe  string `json:"recipe,omitempty"`
+	// SizedAhead is true for a backend that refuses the model only because exe-expo cannot
+	// drive its family's route yet (backend.Backend.SizedAhead): Rows are sized all the same,
+	// but nothing is laid out, dispatched or costed.
+	SizedAhead bool `json:"sized_ahead,omitempty"`
 	// Targets are the chips (QNN, MediaTek); every window is built for each.
 	Targets []string `json:"targets,omitempty"`
 	Rows    []Row    `json:"windows,omitempty"`
@@ -96,7 +105,10 @@ type Row struct {
 	KVCache         string `json:"kv_cache,omitempty"`
 	KVBytesPerToken int64  `json:"kv_cache_bytes_per_token"`
 	KVCacheBytes    int64  `json:"kv_cache_bytes"`
-	PTEBytes        int64  `json:"pte_bytes_estimate"`
+	// StateBytes is the fixed recurrent state beside the KV cache (Qwen3.5's DeltaNet
+	// layers, fp32), in ResidentBytes; 0 for other models.
+	StateBytes int64 `json:"fixed_state_bytes,omitempty"`
+	PTEBytes   int64 `json:"pte_bytes_estimate"`
 	// Chunks are the MediaTek chunk sizes, EmbeddingBytes its fp32 table (in PTEBytes).
 	Chunks         []int64 `json:"chunk_bytes,omitempty"`
 	EmbeddingBytes int64   `json:"embedding_bytes,omitempty"`
@@ -148,7 +160,8 @@ func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 	for _, bv := range v.Backends {
 		b := backend.ByName(bv.Backend)
 		bp := BackendPlan{Backend: bv.Backend, Title: b.Title, OK: bv.OK, Reason: bv.Reason}
-		if bv.OK && sm != nil {
+		bp.SizedAhead = !bv.OK && b.SizedAhead(src, v.Fam)
+		if (bv.OK || bp.SizedAhead) && sm != nil {
 			fillBackend(cfg, src, *sm, b, &bp)
 		}
 		all = append(all, bp)
@@ -187,8 +200,13 @@ func layOut(cfg *config.Config, backends []BackendPlan) *Layout {
 
 func summarize(m *sizing.Model) *ArchSummary {
 	a := m.Arch
-	return &ArchSummary{
+	s := &ArchSummary{
 		Layers: a.Layers, AttentionLayers: a.AttentionLayers(), Heads: a.Heads, KVHeads: a.KVHeads,
 		HeadDim: a.HeadDim, Dim: a.Dim, Intermediate: a.Intermediate, Vocab: a.Vocab, Tied: a.Tied, HFRope: m.HFRope,
+		SlidingLayers: a.SlidingLayers(), DeltaNetLayers: a.DeltaNetLayers(),
 	}
+	if s.SlidingLayers > 0 {
+		s.SlidingWindow = a.SlidingWindowLen
+	}
+	return s
 }

@@ -36,8 +36,8 @@ func (p *Plan) WriteText(w io.Writer) error {
 	ew.printf("\n")
 	if p.Arch != nil {
 		a := p.Arch
-		ew.printf("Architecture: %d layers (%d attend), %d heads, %d KV heads, head_dim %d, hidden %d, vocab %s\n",
-			a.Layers, a.AttentionLayers, a.Heads, a.KVHeads, a.HeadDim, a.Dim, family.Commas(a.Vocab))
+		ew.printf("Architecture: %d layers (%d attend%s), %d heads, %d KV heads, head_dim %d, hidden %d, vocab %s\n",
+			a.Layers, a.AttentionLayers, a.layerKinds(), a.Heads, a.KVHeads, a.HeadDim, a.Dim, family.Commas(a.Vocab))
 	}
 	if v.Eligible {
 		ew.printf("Verdict: eligible for %s\n", strings.Join(backend.Titles(v.Supported()), ", "))
@@ -49,6 +49,9 @@ func (p *Plan) WriteText(w io.Writer) error {
 		if len(v.Reasons) == 0 {
 			ew.printf("  - no backend can take it (see below)\n")
 		}
+	}
+	for _, n := range v.Notes {
+		ew.printf("Note: %s\n", n)
 	}
 	if p.ArchError != "" {
 		ew.printf("No sizing: %s\n", p.ArchError)
@@ -79,13 +82,31 @@ func (p *Plan) tableKey() string {
 		sizing.GB(p.PhoneOverheadBytes), sizing.GB(p.PhoneBudgetBytes))
 }
 
+// layerKinds says which attending layers slide and which layers keep a fixed state instead
+// ("" for a model whose attending layers all span the window).
+func (a *ArchSummary) layerKinds() string {
+	out := ""
+	if a.SlidingLayers > 0 {
+		out += fmt.Sprintf(", %d of them over a sliding window of %d", a.SlidingLayers, a.SlidingWindow)
+	}
+	if a.DeltaNetLayers > 0 {
+		out += fmt.Sprintf("; %d DeltaNet layers keep a fixed state", a.DeltaNetLayers)
+	}
+	return out
+}
+
 // writeText prints one backend, reporting whether it printed a table.
 func (b BackendPlan) writeText(ew *errWriter) bool {
-	if !b.OK {
+	if !b.OK && !b.SizedAhead {
 		ew.printf("%s: not exported: %s\n", b.Title, b.Reason)
 		return false
 	}
-	ew.printf("%s: %s", b.Title, b.Recipe)
+	if b.SizedAhead {
+		ew.printf("%s: %s\n  sized ahead of the export (nothing is built, laid out or costed until then): ", b.Title, b.Reason)
+	} else {
+		ew.printf("%s: ", b.Title)
+	}
+	ew.printf("%s", b.Recipe)
 	if len(b.Targets) > 0 {
 		ew.printf("; every window for each of %s", strings.Join(b.Targets, ", "))
 	}
@@ -117,6 +138,7 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 	if err := tw.Flush(); err != nil && ew.err == nil {
 		ew.err = err
 	}
+	b.writeFixedCaches(ew)
 	if len(b.Phones) > 0 {
 		ew.printf("  largest window per phone: %s\n", PhoneLine(b.Phones))
 	}
@@ -133,6 +155,23 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 	}
 	return true
 }
+
+// writeFixedCaches says what the KV total and the phone hold beyond KV B/token × window:
+// the sliding layers' rings and the DeltaNet state, from the first window's row (both are
+// the same at every window the tiers hold, which are longer than any sliding window).
+func (b BackendPlan) writeFixedCaches(ew *errWriter) {
+	r := b.Rows[0]
+	if ring := r.KVCacheBytes - r.KVBytesPerToken*int64(r.Window); ring > 0 {
+		ew.printf("  KV total also holds the sliding layers' ring caches: %s MB at %s (twice the sliding window's entries each)\n",
+			mb(ring), r.Label)
+	}
+	if r.StateBytes > 0 {
+		ew.printf("  phone also holds the DeltaNet layers' fixed state: %s MB at every window (fp32 conv and recurrent state)\n", mb(r.StateBytes))
+	}
+}
+
+// mb writes bytes in decimal megabytes with two decimals.
+func mb(b int64) string { return fmt.Sprintf("%.2f", float64(b)/1e6) }
 
 // PhoneLine is the phone table in one line: "4 GB: none, 6 GB: 4k, 8 GB: 32k, …".
 func PhoneLine(fits []config.PhoneFit) string {

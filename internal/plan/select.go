@@ -38,7 +38,11 @@ func Decode(name string, b []byte) (*Plan, error) {
 // it, are both ExitNotEligible: nothing will be built either way.
 func (p *Plan) Decision(backendName string) (int, string) {
 	if !p.Verdict.Eligible {
-		return result.ExitNotEligible, fmt.Sprintf("%s is not eligible: %s", p.Model, strings.Join(p.Verdict.Reasons, "; "))
+		why := strings.Join(p.Verdict.Reasons, "; ")
+		if why == "" {
+			why = "no backend exports it (each backend's section says why)"
+		}
+		return result.ExitNotEligible, fmt.Sprintf("%s is not eligible: %s", p.Model, why)
 	}
 	if backendName == "" {
 		return result.ExitOK, ""

@@ -112,7 +112,7 @@ func qualityNote(rs []placed) string {
 		s += fmt.Sprintf("*next token* is the share of the %d positions of a fixed English text (`%s`, sha256 `%s`) at which the file's most likely next token is fp32's, and *KL* the mean KL divergence from fp32's next-token distribution to the file's, in nats, over fp32's %d most likely tokens and the rest (a lower bound of the full KL); ",
 			f.Positions, f.Text.File, short(f.Text.SHA256), f.TopK)
 		if d := f.Deep; d != nil {
-			s += fmt.Sprintf("*deep* gives both again over its positions from %s on, where the KV cache holds that many tokens (an int8 cache's error grows with them); ", thousands(int64(d.From)))
+			s += fmt.Sprintf("*deep* gives both again over its positions from %s on, where the KV cache holds that many tokens (a file whose KV cache is int8 is graded there); ", thousands(int64(d.From)))
 		}
 	}
 	s += "*gate* is the file's mean probability of fp32's answer on the decision gate's graded prompts, fp32's own in brackets. Each variant's `quality` in `config.json` and the `quality` block of its export report hold the figures."

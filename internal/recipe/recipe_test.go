@@ -59,6 +59,7 @@ var cases = []struct {
 	{"llama3.2-xnnpack-32k", "meta-llama/Llama-3.2-1B-Instruct", "xnnpack", 32768, "", "", ""},
 	{"smollm2-xnnpack-fp32-8k", "HuggingFaceTB/SmolLM2-360M-Instruct", "xnnpack", 8192, "", "", "fp32"},
 	{"lfm2.5-xnnpack-16k", "LiquidAI/LFM2.5-1.2B-Base", "xnnpack", 16384, "", "", ""},
+	{"phi4mini-xnnpack-4k", "microsoft/Phi-4-mini-instruct", "xnnpack", 4096, "", "", ""},
 	{"qwen3-qnn-sm8750-4k", "Qwen/Qwen3-0.6B", "qnn", 4096, "SM8750", "", ""},
 	{"llama3.2-qnn-sm8650-2k", "meta-llama/Llama-3.2-1B-Instruct", "qnn", 2048, "SM8650", "", ""},
 	{"qwen3-mediatek-mt6991-2k", "Qwen/Qwen3-0.6B", "mediatek", 2048, "MT6991", "", ""},
@@ -112,6 +113,7 @@ func TestRefusals(t *testing.T) {
 		{"Qwen/Qwen3-0.6B", "mediatek", 64, "MT6991", "below the 128-token prompt graph"},
 		{"Qwen/Qwen3-0.6B", "coreml", 2048, "", `no recipe for backend "coreml"`},
 		{"Qwen/Qwen3-0.6B", "enn", 2048, "", `no recipe for backend "enn"`},
+		{"microsoft/Phi-4-mini-instruct", "vulkan", 8192, "", "window 8,192 not built, none is above 4,096 tokens: export_llm fixes LongRoPE's factors"},
 	}
 	for _, tc := range tests {
 		_, err := backend.Build(cfg, request(t, tc.id, tc.backend, tc.window, tc.soc))

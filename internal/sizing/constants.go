@@ -37,6 +37,10 @@ const (
 	Int8KVZeroPointBytes = 1
 )
 
+// RingCopies is how many entries a ring KV cache holds per position of the span it attends
+// over: ExecuTorch's ring caches allocate twice their window (RingEntries).
+const RingCopies = 2
+
 // Disk and the NPU caches.
 const (
 	NPUKVBytesPerElement    = 2              // the NPU KV caches are 16-bit

@@ -54,6 +54,7 @@ var Families = []Family{
 	{Name: "llama3.2", ID: "meta-llama/Llama-3.2-1B-Instruct", License: "license: llama3.2\n"},
 	{Name: "smollm2", ID: "HuggingFaceTB/SmolLM2-135M-Instruct", License: "license: apache-2.0\n"},
 	{Name: "lfm2.5", ID: "LiquidAI/LFM2.5-1.2B-Instruct", Files: "LiquidAI/LFM2.5-1.2B-Base", License: "license: other\nlicense_name: lfm1.0\nlicense_link: LICENSE\n"},
+	{Name: "phi4mini", ID: "microsoft/Phi-4-mini-instruct", License: "license: mit\nlicense_link: https://huggingface.co/microsoft/Phi-4-mini-instruct/resolve/main/LICENSE\n"},
 }
 
 // Card is the tiny model's model card (README.md): YAML front matter with the real card's

@@ -98,6 +98,16 @@ def scale(config, remap):
         c.update(intermediate_size=192, block_multiple_of=32)
         if isinstance(c.get("layer_types"), list):
             c["layer_types"] = ["conv", "full_attention"]
+    scaling = c.get("rope_scaling")
+    if isinstance(scaling, dict) and "short_factor" in scaling:
+        # LongRoPE (Phi-4-mini): one factor per rotated pair of the tiny head, evenly spaced
+        # over the real lists, so the long factors still span their real range.
+        pairs = int(HEAD_DIM * c.get("partial_rotary_factor", 1.0)) // 2
+        scaling = dict(scaling)
+        for key in ("short_factor", "long_factor"):
+            real = scaling[key]
+            scaling[key] = [real[i * (len(real) - 1) // max(pairs - 1, 1)] for i in range(pairs)]
+        c["rope_scaling"] = scaling
     for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
         if k in c and c[k] is not None:
             c[k] = remap(c[k])

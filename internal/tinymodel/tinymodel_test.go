@@ -20,6 +20,7 @@ func TestCards(t *testing.T) {
 		"llama3.2": {"llama3.2", "", ""},
 		"smollm2":  {"apache-2.0", "", ""},
 		"lfm2.5":   {"other", "lfm1.0", "LICENSE"},
+		"phi4mini": {"mit", "", "https://huggingface.co/microsoft/Phi-4-mini-instruct/resolve/main/LICENSE"},
 	}
 	require.Len(t, tinymodel.Families, len(want))
 	for _, f := range tinymodel.Families {

@@ -6,7 +6,9 @@
 package exportllm
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/config"
@@ -23,6 +25,30 @@ func Supports(_ *config.Config, src *model.Source, fam *family.Family) string {
 	return ""
 }
 
+// Pending is why an export_llm backend does not export the family yet although its route
+// builds it (the backend's Pending): what exe-expo lacks to drive the route; "" when
+// nothing is missing.
+func Pending(fam *family.Family) string {
+	if fam == nil || fam.Route.Missing == "" {
+		return ""
+	}
+	return fmt.Sprintf("not exported yet: %s builds it, and %s", fam.Route.Label(), fam.Route.Missing)
+}
+
+// MaxWindow is the largest window the family's export_llm params build faithfully, and why
+// (family.LLMPlan.MaxWindow: Phi-4-mini's LongRoPE); 0 when every window is, or when the
+// plan refuses the model, which Supports says.
+func MaxWindow(src *model.Source, fam *family.Family) (int, string) {
+	if src == nil || src.Config == nil || fam == nil {
+		return 0, ""
+	}
+	p, err := family.XNNPACKPlan(fam, src.Config)
+	if err != nil {
+		return 0, ""
+	}
+	return p.MaxWindow, p.WindowLimit
+}
+
 // Sizes are an export_llm backend's size formulas: its pipeline.yaml settings, its file and
 // its host need.
 type Sizes struct {
@@ -35,36 +61,47 @@ type Sizes struct {
 }
 
 // Estimate sizes one window; qmode overrides the settings' qmode.
-func (s Sizes) Estimate(cfg *config.Config, _ *model.Source, m sizing.Model, qmode string, w int) (backend.Size, error) {
+func (s Sizes) Estimate(cfg *config.Config, src *model.Source, m sizing.Model, qmode string, w int) (backend.Size, error) {
 	rc := s.Settings(cfg)
 	if qmode == "" {
 		qmode = rc.QMode
 	}
 	pte, err := s.PTE(m, qmode, w)
 	cache := rc.KVCacheFor(qmode, w)
+	if !slices.Contains(m.KVCaches(), cache) {
+		cache = sizing.KVFP32 // optimum-executorch's files keep an fp32 cache whatever the setting
+	}
 	if cache == sizing.KVInt8 && rc.Int8KVGainsOnly {
 		resident := func(c string) int64 {
-			return sizing.AddBytes(pte, sizing.MulBytes(m.KVBytesPerTokenAs(c), int64(w)), cfg.Export.RuntimeOverheadBytes)
+			return sizing.AddBytes(pte, m.KVCacheBytesAs(c, w), m.StateBytes(), cfg.Export.RuntimeOverheadBytes)
 		}
 		if !config.Int8KVGains(cfg.Export.PhoneClasses, resident(sizing.KVFP32), resident(sizing.KVInt8)) {
 			cache = sizing.KVFP32
 		}
 	}
-	kv := m.KVBytesPerTokenAs(cache)
-	z := backend.Size{KVCache: cache, KVCaches: []string{sizing.KVFP32}, KVBytesPerToken: kv, KVCacheBytes: sizing.MulBytes(kv, int64(w)), PTEBytes: pte}
-	if s.Int8KV && qmode != "fp32" {
+	z := backend.Size{KVCache: cache, KVCaches: []string{sizing.KVFP32}, KVBytesPerToken: m.KVBytesPerTokenAs(cache),
+		KVCacheBytes: m.KVCacheBytesAs(cache, w), StateBytes: m.StateBytes(), PTEBytes: pte}
+	if s.Int8KV && qmode != "fp32" && slices.Contains(m.KVCaches(), sizing.KVInt8) {
 		z.KVCaches = append(z.KVCaches, sizing.KVInt8)
 	}
 	z.HostNeedBytes = s.HostNeed(m, w)
 	z.DiskNeedBytes = m.DiskNeedLLM(z.PTEBytes)
 	z.ExportPeakBytes = m.ExportPeakBytes(w)
+	if most, why := MaxWindow(src, m.Family); err == nil && most > 0 && w > most {
+		err = errors.New(backend.OverMaxWindow(w, most, why))
+	}
 	return z, err
 }
 
-// Describe is plan's recipe line: the settings' recipe on their runner tiers.
-func (s Sizes) Describe(cfg *config.Config, _ *model.Source, _ *family.Family) (backend.Description, error) {
+// Describe is plan's recipe line: the settings' recipe on their runner tiers, after the
+// route that builds it when that is not export_llm (optimum-executorch for Gemma 3).
+func (s Sizes) Describe(cfg *config.Config, _ *model.Source, fam *family.Family) (backend.Description, error) {
 	r := s.Settings(cfg)
-	return backend.Description{Recipe: RecipeLabel(r), QMode: r.QMode, Runners: r.Runners,
+	label := RecipeLabel(r)
+	if fam != nil && fam.Route.Tool != "" && fam.Route.Tool != family.RouteExportLLM {
+		label = fam.Route.Label() + ", " + label
+	}
+	return backend.Description{Recipe: label, QMode: r.QMode, Runners: r.Runners,
 		Fit: sizing.Fit{Reserve: cfg.Export.HostReserveBytes, SwapOnDisk: true}}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/check"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/family"
@@ -132,6 +133,9 @@ func (t Recipe) job(cfg *config.Config, req recipe.Request) (*llmJob, error) {
 	plan, err := family.XNNPACKPlan(fam, src.Config)
 	if err != nil {
 		return nil, fmt.Errorf("%s cannot be exported to %s: %w", src.ID, req.Backend, err)
+	}
+	if plan.MaxWindow > 0 && req.Window > plan.MaxWindow {
+		return nil, fmt.Errorf("%s cannot be exported to %s: %s", src.ID, req.Backend, backend.OverMaxWindow(req.Window, plan.MaxWindow, plan.WindowLimit))
 	}
 	j := &llmJob{t: t, plan: plan, qmode: t.Settings.QMode, seq: min(cfg.Export.PrefillChunk, req.Window), lfm2: fam.Key == "lfm2"}
 	if req.QMode != "" {

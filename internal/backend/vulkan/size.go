@@ -38,7 +38,7 @@ func PTEBytes(m sizing.Model, qmode string, window int) (int64, error) {
 		return 0, err
 	}
 	a := m.Arch
-	perToken := float64(a.HeadDim)*m.RopeBytes() + float64(a.AttentionLayers()*a.HeadDim)*WindowPerLayerDim
+	perToken := float64(m.RotaryDim())*m.RopeBytes() + float64(a.AttentionLayers()*a.HeadDim)*WindowPerLayerDim
 	raw := float64(a.EmbeddingParams())*sizing.EmbeddingInt8 + float64(a.LinearParams())*bpl + float64(window)*perToken
 	return sizing.AddBytes(sizing.FloatBytes(raw), sizing.MulBytes(a.Vocab, sizing.EmbeddingScaleBytes), FixedBytes), nil
 }

@@ -17,13 +17,16 @@ var Backend = &backend.Backend{
 	Name: "vulkan", Title: "Vulkan (GPU)", AppName: "vulkan", Rank: 20,
 	FamilyRefusals: map[string]string{
 		"lfm2":    pinned.Say("vulkan.no-lfm2-short-conv"),
-		"gemma3":  pinned.Say("export_llm.no-gemma3"),
-		"smollm3": pinned.Say("export_llm.no-smollm3"),
+		"gemma3":  pinned.Say("export_llm.no-gemma3") + ", and " + pinned.Say("optimum.no-vulkan"),
+		"smollm3": pinned.Say("export_llm.no-smollm3") + ", and " + pinned.Say("optimum.no-vulkan"),
+		"qwen3_5": pinned.Say("vulkan.no-gated-deltanet"),
 	},
-	Supports: exportllm.Supports,
-	Estimate: sizes.Estimate,
-	Describe: sizes.Describe,
-	Gate:     exportllm.Gate,
+	Pending:   exportllm.Pending,
+	MaxWindow: exportllm.MaxWindow,
+	Supports:  exportllm.Supports,
+	Estimate:  sizes.Estimate,
+	Describe:  sizes.Describe,
+	Gate:      exportllm.Gate,
 	Recipe: func(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		return exportllm.Recipe{Settings: cfg.Export.Vulkan, NameTag: "vulkan", Vulkan: true, Describes: ", the Vulkan delegate"}.Build(cfg, req)
 	},

@@ -43,9 +43,12 @@ var linearBytes = map[string]float64{"8da4w": Linear8da4w, "fp32": sizing.Linear
 // LinearBytesPerParam is the size model of a qmode.
 func LinearBytesPerParam(qmode string) (float64, error) { return sizing.PerParam(linearBytes, qmode) }
 
-// PTEBytes estimates the export_llm XNNPACK file: int8 embedding with its scales, linears
-// by qmode, RoPE tables for the window, each layer's program and delegate graph, and the
-// file's fixed part.
+// PTEBytes estimates the export_llm XNNPACK file: int8 embedding with its scales,
+// linears by qmode, the DeltaNet weights the export leaves fp32 (Qwen3.5's convolutions,
+// gates and norms; none for other models), RoPE tables for the window over the rotated
+// dimensions, each layer's program and delegate graph, and the file's fixed part.
+// optimum-executorch's files (Gemma 3, SmolLM3) are sized by the same terms less the RoPE
+// tables: none of theirs has been measured yet.
 func PTEBytes(m sizing.Model, qmode string, window int) (int64, error) {
 	bpl, err := LinearBytesPerParam(qmode)
 	if err != nil {
@@ -53,7 +56,7 @@ func PTEBytes(m sizing.Model, qmode string, window int) (int64, error) {
 	}
 	a := m.Arch
 	raw := float64(a.EmbeddingParams())*sizing.EmbeddingInt8 + float64(a.LinearParams())*bpl +
-		float64(window)*float64(a.HeadDim)*m.RopeBytes()
+		float64(a.DeltaNetExtraParams())*sizing.LinearFP32 + float64(window)*float64(m.RotaryDim())*m.RopeBytes()
 	return sizing.AddBytes(sizing.FloatBytes(raw), sizing.MulBytes(a.Vocab, sizing.EmbeddingScaleBytes),
 		sizing.MulBytes(a.Layers, PTEGraphBytesPerLayer), PTEFixedBytes), nil
 }

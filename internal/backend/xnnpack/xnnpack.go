@@ -8,7 +8,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend/exportllm"
 	"github.com/experimentalmachines/exe-expo/internal/check"
 	"github.com/experimentalmachines/exe-expo/internal/config"
-	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
@@ -16,14 +15,14 @@ import (
 // Backend is XNNPACK's definition.
 var Backend = &backend.Backend{
 	Name: "xnnpack", Title: "XNNPACK (CPU)", AppName: "xnnpack", Rank: 10,
-	FamilyRefusals: map[string]string{
-		"gemma3":  pinned.Say("export_llm.no-gemma3"),
-		"smollm3": pinned.Say("export_llm.no-smollm3"),
-	},
-	Supports: exportllm.Supports,
-	Estimate: sizes.Estimate,
-	Describe: sizes.Describe,
-	Gate:     exportllm.Gate,
+	// Gemma 3 and SmolLM3, which export_llm cannot build, take optimum-executorch's route
+	// (family.RouteOptimum), which exportllm.Supports holds until exe-expo drives it.
+	Pending:   exportllm.Pending,
+	MaxWindow: exportllm.MaxWindow,
+	Supports:  exportllm.Supports,
+	Estimate:  sizes.Estimate,
+	Describe:  sizes.Describe,
+	Gate:      exportllm.Gate,
 	Recipe: func(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		return exportllm.Recipe{Settings: cfg.Export.XNNPACK, XNNPACK: true, Describes: ", XNNPACK with extended ops"}.Build(cfg, req)
 	},
