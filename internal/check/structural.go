@@ -43,7 +43,8 @@ type Expect struct {
 	MediaTek MediaTekChunk `json:"mediatek"`
 	// KVCache is the KV cache the recipe asked for ("fp32", "int8"), held to forward's
 	// cache tensors of MaxContextLen positions; KVBytesPerToken is the size model's figure
-	// for it, held exactly (0: not held). Empty for the NPU backends.
+	// for it, held exactly (0: not held). Empty where the cache is not in the program's
+	// planned memory: the NPU backends, and Vulkan, whose delegate keeps it on the GPU.
 	KVCache         string `json:"kv_cache,omitempty"`
 	KVBytesPerToken int64  `json:"kv_bytes_per_token,omitempty"`
 }

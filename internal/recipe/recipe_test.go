@@ -243,3 +243,17 @@ func TestRequestedKVCache(t *testing.T) {
 		assert.Equal(t, tc.kv, r.Outputs[0].Expect.KVCache, "the structural check holds the file to it")
 	}
 }
+
+// TestVulkanCacheNotHeld: Vulkan's delegate keeps the KV cache on the GPU, out of the
+// program's planned memory, so the structural check reads no cache there; XNNPACK's is held.
+func TestVulkanCacheNotHeld(t *testing.T) {
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	for _, backendName := range []string{"xnnpack", "vulkan"} {
+		req := request(t, "Qwen/Qwen3-1.7B", backendName, 2048, "")
+		req.KVCache = "fp32"
+		r, err := backend.Build(cfg, req)
+		require.NoError(t, err)
+		assert.Equal(t, map[string]string{"xnnpack": "fp32", "vulkan": ""}[backendName], r.Outputs[0].Expect.KVCache, backendName)
+	}
+}

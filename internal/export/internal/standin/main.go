@@ -181,9 +181,11 @@ func exportLLM(mode string, args []string) error {
 	if err != nil {
 		return err
 	}
-	kv, err := kvCache(c.Base.Params, int32(c.Export.MaxContext), c.Model.QuantizeKVCache)
-	if err != nil {
-		return err
+	var kv []ptetest.Planned
+	if backend == "xnnpack" { // Vulkan's delegate keeps the cache on the GPU, out of the plan
+		if kv, err = kvCache(c.Base.Params, int32(c.Export.MaxContext), c.Model.QuantizeKVCache); err != nil {
+			return err
+		}
 	}
 	spec, err := ptetest.LLM{Backend: backend, Metadata: meta, WeightsSize: weights, KVCache: kv}.Spec()
 	if err != nil {
