@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"github.com/experimentalmachines/exe-expo/internal/sizing"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
 
@@ -13,7 +14,7 @@ import (
 // tensors are the evidence: the size model's per-token figure and the name's cache tag are
 // held to them.
 type KVCache struct {
-	// Cache is "int8" when any cache tensor holds int8 values, otherwise "fp32".
+	// Cache is sizing.KVInt8 when any cache tensor holds int8 values, otherwise KVFP32.
 	Cache string `json:"cache"`
 	// BytesPerToken is the cache tensors' bytes divided by the window.
 	BytesPerToken int64 `json:"bytes_per_token"`
@@ -21,11 +22,8 @@ type KVCache struct {
 	Tensors int `json:"tensors"`
 }
 
-// Element types the cache tensors may have (c10::ScalarType numbering).
-const (
-	scalarInt8    pte.ScalarType = 1
-	scalarFloat32 pte.ScalarType = 6
-)
+// scalarInt8 is the int8 element type (c10::ScalarType numbering).
+const scalarInt8 pte.ScalarType = 1
 
 // ReadKVCache finds forward's KV cache of window positions: the planned rank-4 tensors of
 // shape [1, window, ·, ·] at distinct places in memory (an in-place update's output shares
@@ -42,7 +40,7 @@ func ReadKVCache(prog *pte.Program, window int64) *KVCache {
 	}
 	seen := map[place]bool{}
 	var bytes int64
-	kv := &KVCache{Cache: "fp32"}
+	kv := &KVCache{Cache: sizing.KVFP32}
 	for _, v := range m.Values {
 		t := v.Tensor
 		if v.Kind != pte.KindTensor || t == nil || !t.Allocated || len(t.Sizes) != 4 || t.Sizes[0] != 1 || int64(t.Sizes[1]) != window {
@@ -56,7 +54,7 @@ func ReadKVCache(prog *pte.Program, window int64) *KVCache {
 		bytes += t.Bytes()
 		kv.Tensors++
 		if t.ScalarType == scalarInt8 {
-			kv.Cache = "int8"
+			kv.Cache = sizing.KVInt8
 		}
 	}
 	if kv.Tensors == 0 {
