@@ -15,8 +15,25 @@ root=${1:-/opt/exe-expo/python}
 python=${PYTHON311:-python3.11}
 hash=$(sha256sum "$lock" | cut -c1-16)
 venv=$root/$hash
+# overlay installs python/overlay.lock into $venv/overlay/transformers, replaced whenever
+# that lock changes (the hash it was made from is kept beside it).
+overlay() {
+  local lock=$here/overlay.lock dir=$venv/overlay/transformers
+  local want
+  want=$(sha256sum "$lock" | cut -c1-16)
+  if [ "$(cat "$dir/.complete" 2>/dev/null)" = "$want" ]; then
+    return
+  fi
+  echo "python/install.sh: installing overlay.lock $want into $dir" >&2
+  rm -rf "$dir"
+  "$venv/bin/python" -m pip install --no-deps --require-hashes --progress-bar off --disable-pip-version-check \
+    --target "$dir" -r "$lock" >&2
+  PYTHONPATH=$dir "$venv/bin/python" -c "import transformers; print('python/install.sh: overlay transformers', transformers.__version__)" >&2
+  echo "$want" >"$dir/.complete"
+}
 if [ -f "$venv/.complete" ]; then
   echo "python/install.sh: $venv holds export.lock $hash already" >&2
+  overlay
   echo "$venv/bin/python"
   exit 0
 fi
@@ -27,4 +44,5 @@ mkdir -p "$root"
 "$venv/bin/python" -m pip install --no-deps --progress-bar off --disable-pip-version-check -r "$lock" >&2
 "$venv/bin/python" -c "from importlib.metadata import version as v; print('python/install.sh: executorch', v('executorch'), 'torch', v('torch'), 'torchao', v('torchao'), 'transformers', v('transformers'))" >&2
 touch "$venv/.complete"
+overlay
 echo "$venv/bin/python"

@@ -60,6 +60,7 @@ def reply(torch, model, ids, row):
 
 
 def run(plan):
+    driver_io.transformers_for(plan["model"])
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 

@@ -58,7 +58,7 @@ type ConvertResult struct {
 // Arch is what the conversion plan needs to know about a model: its family, its shape and
 // the tensor names its safetensors headers list.
 type Arch struct {
-	// Family is the exe-expo family key: qwen3, qwen2_5, llama, lfm2 or phi4mini.
+	// Family is the exe-expo family key: qwen3, qwen2_5, llama, lfm2, phi4mini or qwen3_5.
 	Family  string
 	Layers  int
 	Heads   int
@@ -89,7 +89,7 @@ var ignoredSuffixes = []string{"rotary_emb.inv_freq", ".masked_bias", ".attn.bia
 func PlanConvert(a Arch, shards []string, output string) (Convert, error) {
 	fam, ok := families[a.Family]
 	if !ok {
-		return Convert{}, fmt.Errorf("conversion plan: family %q has no converter (want qwen3, qwen2_5, llama, lfm2 or phi4mini)", a.Family)
+		return Convert{}, fmt.Errorf("conversion plan: family %q has no converter (want qwen3, qwen2_5, llama, lfm2, phi4mini or qwen3_5)", a.Family)
 	}
 	if err := a.validate(); err != nil {
 		return Convert{}, err

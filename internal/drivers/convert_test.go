@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -319,4 +320,56 @@ func TestShardFiles(t *testing.T) {
 			}
 		})
 	}
+}
+
+// qwen35Tensors is the tensor list of a Qwen3.5 checkpoint as released
+// (Qwen3_5ForConditionalGeneration, the names transformers 5.2.0 saves): the text model under
+// model.language_model, a vision tower, an MTP head; layer 0 a gated DeltaNet, layer 1 full
+// attention; no lm_head (tied).
+func qwen35Tensors() []string {
+	names := []string{"model.language_model.embed_tokens.weight", "model.language_model.norm.weight",
+		"model.visual.patch_embed.proj.weight", "model.visual.blocks.0.attn.qkv.weight", "mtp.fc.weight", "mtp.layers.0.mlp.up_proj.weight"}
+	for _, s := range []string{"linear_attn.in_proj_qkv.weight", "linear_attn.in_proj_z.weight", "linear_attn.in_proj_b.weight",
+		"linear_attn.in_proj_a.weight", "linear_attn.conv1d.weight", "linear_attn.dt_bias", "linear_attn.A_log",
+		"linear_attn.norm.weight", "linear_attn.out_proj.weight"} {
+		names = append(names, "model.language_model.layers.0."+s)
+	}
+	for _, s := range []string{"self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
+		"self_attn.o_proj.weight", "self_attn.q_norm.weight", "self_attn.k_norm.weight"} {
+		names = append(names, "model.language_model.layers.1."+s)
+	}
+	for l := range 2 {
+		for _, s := range []string{"mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
+			"input_layernorm.weight", "post_attention_layernorm.weight"} {
+			names = append(names, fmt.Sprintf("model.language_model.layers.%d.%s", l, s))
+		}
+	}
+	return names
+}
+
+// TestPlanConvertQwen35: the text model is mapped as ExecuTorch's own converter maps it
+// (examples/models/qwen3_5/convert_weights.py), the vision tower and MTP head are dropped,
+// and the output is tied to the embedding.
+func TestPlanConvertQwen35(t *testing.T) {
+	c, err := PlanConvert(Arch{Family: "qwen3_5", Layers: 2, Heads: 4, KVHeads: 2, HeadDim: 32, TiedEmbeddings: true, Tensors: qwen35Tensors()},
+		[]string{"model.safetensors"}, "/w/checkpoint/consolidated.pth")
+	require.NoError(t, err)
+	assert.Equal(t, &Tie{From: "tok_embeddings.weight", To: "output.weight"}, c.Tie)
+	assert.Equal(t, 14+11+3, c.ExpectTensors, "a DeltaNet layer's 14, a full attention layer's 11, embedding, norm, tied output")
+	for name, want := range map[string]Rule{
+		"model.language_model.layers.0.linear_attn.in_proj_qkv.weight": {To: "layers.0.attention.in_proj_qkv.weight"},
+		"model.language_model.layers.0.linear_attn.A_log":              {To: "layers.0.attention.A_log"},
+		"model.language_model.layers.0.linear_attn.norm.weight":        {To: "layers.0.attention.norm.weight"},
+		"model.language_model.layers.1.self_attn.q_proj.weight":        {To: "layers.1.attention.wq.weight"},
+		"model.language_model.layers.1.self_attn.q_norm.weight":        {To: "layers.1.attention.q_norm_fn.weight"},
+		"model.language_model.embed_tokens.weight":                     {To: "tok_embeddings.weight"},
+		"model.visual.blocks.0.attn.qkv.weight":                        {Ignore: true},
+		"mtp.layers.0.mlp.up_proj.weight":                              {Ignore: true},
+	} {
+		assert.Empty(t, cmp.Diff(want, c.Tensors[name]), name)
+	}
+	// A layer missing its DeltaNet projection stops before torch loads anything.
+	short := slices.DeleteFunc(qwen35Tensors(), func(n string) bool { return strings.Contains(n, "layers.1.self_attn") })
+	_, err = PlanConvert(Arch{Family: "qwen3_5", Layers: 2, Heads: 4, KVHeads: 2, TiedEmbeddings: true, Tensors: short}, []string{"s"}, "/w/c.pth")
+	assert.ErrorContains(t, err, "layer 1 has 5 tensors, want at least 11")
 }

@@ -7,6 +7,34 @@ import os
 import sys
 
 
+# model_type values whose transformers class the locked 5.0.0rc1 lacks, and so come from the
+# overlay python/install.sh puts in the environment (python/overlay.lock: Qwen3.5 is in
+# transformers 5.2.0 first).
+OVERLAY_MODEL_TYPES = {"qwen3_5", "qwen3_5_text"}
+
+
+def transformers_for(folder):
+    """Puts the transformers overlay first on the path when folder's config.json is of a
+    family only it has. Call before anything imports transformers; once it is imported the
+    choice is made for the process."""
+    if not folder:
+        return
+    try:
+        with open(os.path.join(folder, "config.json")) as f:
+            kind = json.load(f).get("model_type")
+    except (OSError, ValueError):
+        return  # no config to read: the locked transformers, and its own error if any
+    if kind not in OVERLAY_MODEL_TYPES:
+        return
+    overlay = os.path.join(sys.prefix, "overlay", "transformers")
+    if not os.path.isfile(os.path.join(overlay, ".complete")):
+        raise ValueError("%s is a %s model, whose transformers class is in the overlay python/install.sh "
+                         "installs (python/overlay.lock), and %s has none: run python/install.sh" % (folder, kind, overlay))
+    if "transformers" in sys.modules and not sys.modules["transformers"].__file__.startswith(overlay):
+        raise ValueError("%s needs the transformers overlay, and the locked transformers is already loaded" % folder)
+    sys.path.insert(0, overlay)
+
+
 def save_atomically(torch, obj, path):
     """torch.save to a temporary name, then rename: a killed run leaves no half file."""
     tmp = path + ".partial"

@@ -18,6 +18,9 @@ type converter struct {
 	// parts differ in size (Phi's qkv_proj: the query is wider than the key and value
 	// under grouped-query attention, so an even cut would misplace every row).
 	splitRows map[string]func(a Arch) []int
+	// textPrefix, when set, is where a multimodal checkpoint keeps the text model: a tensor
+	// under it is mapped as if under "model.", and the textOnly parts are dropped.
+	textPrefix string
 	// perLayer is the exact tensor count of every layer; 0 means atLeast applies instead.
 	perLayer int
 	atLeast  int
@@ -136,10 +139,52 @@ var families = map[string]converter{
 		},
 		perLayer: 6,
 	},
+	// Qwen3.5: a full-attention layer has 11 tensors, a linear-attention layer 14.
+	"qwen3_5": {
+		top:        llamaTop,
+		layer:      qwen35Layer,
+		textPrefix: qwen35TextPrefix,
+		atLeast:    11,
+	},
 }
+
+// qwen35Layer is Qwen3.5's text layer map, ExecuTorch's own (examples/models/qwen3_5/
+// convert_weights.py): a full-attention layer is Qwen3's (its q_proj twice as wide, the
+// query and its output gate), a linear-attention layer the gated DeltaNet's tensors under
+// the same names. Qwen3.5 keeps HF's rotate-half RoPE, so nothing is un-permuted.
+var qwen35Layer = withExtras(llamaLayer, map[string]string{
+	"self_attn.q_norm.weight":        "attention.q_norm_fn.weight",
+	"self_attn.k_norm.weight":        "attention.k_norm_fn.weight",
+	"linear_attn.in_proj_qkv.weight": "attention.in_proj_qkv.weight",
+	"linear_attn.in_proj_z.weight":   "attention.in_proj_z.weight",
+	"linear_attn.in_proj_b.weight":   "attention.in_proj_b.weight",
+	"linear_attn.in_proj_a.weight":   "attention.in_proj_a.weight",
+	"linear_attn.conv1d.weight":      "attention.conv1d.weight",
+	"linear_attn.dt_bias":            "attention.dt_bias",
+	"linear_attn.A_log":              "attention.A_log",
+	"linear_attn.norm.weight":        "attention.norm.weight",
+	"linear_attn.out_proj.weight":    "attention.out_proj.weight",
+})
+
+// qwen35TextPrefix is where Qwen3.5's checkpoint (Qwen3_5ForConditionalGeneration) keeps
+// the text model; textOnly are the prefixes of what the text export leaves behind: the
+// vision tower and the multi-token-prediction head, as ExecuTorch's converter drops them.
+const qwen35TextPrefix = "model.language_model."
+
+var textOnly = []string{"model.visual.", "mtp."}
 
 // rule maps one tensor name; layer is its layer index or -1.
 func (f converter) rule(a Arch, name string) (Rule, int, error) {
+	if f.textPrefix != "" {
+		for _, p := range textOnly {
+			if strings.HasPrefix(name, p) {
+				return Rule{Ignore: true}, -1, nil
+			}
+		}
+		if rest, ok := strings.CutPrefix(name, f.textPrefix); ok {
+			name = "model." + rest
+		}
+	}
 	for _, suf := range ignoredSuffixes {
 		if strings.HasSuffix(name, suf) {
 			layer, _, _, _ := splitLayer(name)

@@ -228,6 +228,8 @@ def fidelity_measure(torch, model, spec):
 
 
 def run(plan):
+    model = plan["model"]
+    driver_io.transformers_for(model["path"] if model.get("kind") == "hf" else model.get("tokenizer"))
     import torch
     torch.manual_seed(0)
     mode = plan.get("mode")

@@ -32,6 +32,7 @@ def render(plan):
     try:
         if not plan.get("source"):
             raise ValueError("no source folder to read a chat template from")
+        driver_io.transformers_for(plan["source"])
         from transformers import AutoTokenizer
         tok = AutoTokenizer.from_pretrained(plan["source"])
         messages = [{"role": "user", "content": question}]

@@ -24,6 +24,11 @@ type LLMPlan struct {
 	// and refused by export, never built.
 	MaxWindow   int    `json:"max_window,omitempty"`
 	WindowLimit string `json:"window_limit,omitempty"`
+	// StaticShape exports forward for one token a call (enable_dynamic_shape false), as
+	// ExecuTorch's own Qwen3.5 recipe does: its gated DeltaNet is exported and tested only
+	// that way (examples/models/qwen3_5, "keep enable_dynamic_shape=False"), so the runner
+	// prefills a token a step.
+	StaticShape bool `json:"static_shape,omitempty"`
 }
 
 // Unsupported is a refusal: the sentence says why, in words a user understands.
@@ -91,6 +96,10 @@ func XNNPACKPlan(f *Family, c *model.Config) (*LLMPlan, error) {
 		if err := phi4miniPlan(a, plan); err != nil {
 			return nil, err
 		}
+	case "qwen3_5":
+		if err := qwen35Plan(a, plan); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, refuse("family %s has no export_llm recipe", f.Key)
 	}
@@ -135,13 +144,16 @@ var LLMClasses = []LLMClass{
 	{"lfm2_5_350m", "lfm2", "examples/models/lfm2/config/lfm2_5_350m_config.json", Shape{1024, 4608, 16, 8, 16, 65536}},
 	{"lfm2_5_1_2b", "lfm2", "examples/models/lfm2/config/lfm2_5_1_2b_config.json", Shape{2048, 8192, 32, 8, 16, 65536}},
 	{"phi_4_mini", "phi4mini", "examples/models/phi_4_mini/config/config.json", Shape{3072, 8192, 24, 8, 32, 200064}},
+	{"qwen3_5_0_8b", "qwen3_5", "examples/models/qwen3_5/config/0_8b_config.json", Shape{1024, 3584, 8, 2, 24, 248320}},
+	{"qwen3_5_2b", "qwen3_5", "examples/models/qwen3_5/config/2b_config.json", Shape{2048, 6144, 8, 2, 24, 248320}},
+	{"qwen3_5_4b", "qwen3_5", "examples/models/qwen3_5/config/4b_config.json", Shape{2560, 9216, 16, 4, 32, 248320}},
 }
 
 // unregisteredClass is the class a family's model takes when ExecuTorch registers none of
 // its shape (Qwen2.5-3B; LFM2.5-2.6B, which the reference system exported under
 // lfm2_5_1_2b): the params still define the architecture, which export_llm builds whatever
 // the class, so such a model is exported rather than refused.
-var unregisteredClass = map[string]string{"qwen3": "qwen3_1_7b", "qwen2_5": "qwen2_5_1_5b", "lfm2": "lfm2_5_1_2b", "phi4mini": "phi_4_mini"}
+var unregisteredClass = map[string]string{"qwen3": "qwen3_1_7b", "qwen2_5": "qwen2_5_1_5b", "lfm2": "lfm2_5_1_2b", "phi4mini": "phi_4_mini", "qwen3_5": "qwen3_5_0_8b"}
 
 // ModelClasses lists every class XNNPACKPlan can name, for tests that hold them to
 // ExecuTorch's registry.
@@ -150,7 +162,7 @@ func ModelClasses() []string {
 	for _, c := range LLMClasses {
 		names = append(names, c.Name)
 	}
-	for _, fam := range []string{"qwen3", "qwen2_5", "lfm2", "phi4mini"} {
+	for _, fam := range []string{"qwen3", "qwen2_5", "lfm2", "phi4mini", "qwen3_5"} {
 		if !slices.Contains(names, unregisteredClass[fam]) {
 			names = append(names, unregisteredClass[fam])
 		}
@@ -322,6 +334,49 @@ func phi4miniPlan(a model.Arch, plan *LLMPlan) error {
 	plan.MaxWindow = int(r.OriginalMaxPositions)
 	plan.WindowLimit = fmt.Sprintf("export_llm fixes LongRoPE's factors per file, and a longer window would rotate every position by the long factors, which transformers applies only once a conversation passes %s tokens (original_max_position_embeddings)",
 		Commas(r.OriginalMaxPositions))
+	return nil
+}
+
+// qwen35Plan is Qwen3.5's text model, with the keys of ExecuTorch's own params files
+// (examples/models/qwen3_5/config/*_config.json): HF's rotate-half RoPE over the first
+// partial_rotary_factor of each head, qk-norm before RoPE, the output gate of the full
+// attention layers (use_q_gate), the 1 + weight RMSNorm (rms_norm_add_unit_offset), and
+// the gated DeltaNet's linear_* shapes with the per-layer kinds. ExecuTorch's files carry no
+// ffn_dim_multiplier, so the RoPE table is the window once, as here. Text input gives
+// mrope's three position streams the same position, which is plain RoPE.
+func qwen35Plan(a model.Arch, plan *LLMPlan) error {
+	if a.Rope.Type != "" {
+		return refuse("RoPE scaling %q is not implemented by export_llm's Qwen3.5 path", a.Rope.Type)
+	}
+	if a.AttentionBias {
+		return refuse("attention_bias is set, and export_llm's Qwen3.5 path has no attention biases")
+	}
+	if len(a.LayerTypes) != int(a.Layers) {
+		return refuse("Qwen3.5 config has %d layer_types for %d layers", len(a.LayerTypes), a.Layers)
+	}
+	for i, t := range a.LayerTypes {
+		if t != model.LayerLinear && t != "full_attention" {
+			return refuse("layer %d is of type %q; export_llm's Qwen3.5 knows linear_attention and full_attention", i, t)
+		}
+	}
+	d := a.DeltaNet
+	if d.KeyHeads <= 0 || d.ValueHeads <= 0 || d.KeyHeadDim <= 0 || d.ValueHeadDim <= 0 || d.ConvKernel <= 0 {
+		return refuse("Qwen3.5 config lacks the gated DeltaNet's linear_num_key_heads, linear_num_value_heads, linear_key_head_dim, linear_value_head_dim or linear_conv_kernel_dim")
+	}
+	if d.ValueHeads%d.KeyHeads != 0 {
+		return refuse("%d DeltaNet value heads do not divide into %d key heads", d.ValueHeads, d.KeyHeads)
+	}
+	plan.ModelClass, plan.Converter, plan.HFRope, plan.StaticShape = modelClass("qwen3_5", shapeOf(a, a.Intermediate)), "qwen3_5", true, true
+	p := plan.Params
+	delete(p, "ffn_dim_multiplier")
+	types := slices.Clone(a.LayerTypes)
+	setAll(p, "use_scaled_rope", false, "use_hf_rope", true, "attention_qkv_bias", false, "use_qk_norm", true,
+		"qk_norm_before_rope", true, "attention_type", "mha", "use_q_gate", a.QGate, "rms_norm_add_unit_offset", true,
+		"linear_conv_kernel_dim", d.ConvKernel, "linear_key_head_dim", d.KeyHeadDim, "linear_value_head_dim", d.ValueHeadDim,
+		"linear_num_key_heads", d.KeyHeads, "linear_num_value_heads", d.ValueHeads, "layer_types", types)
+	if a.PartialRotary != "" {
+		p["partial_rotary_factor"] = a.PartialRotary
+	}
 	return nil
 }
 

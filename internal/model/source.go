@@ -9,6 +9,8 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/fileutil"
@@ -41,7 +43,12 @@ type Source struct {
 	// gave none (a gated repo's source).
 	Config     *Config        `json:"-"`
 	Generation map[string]any `json:"-"`
-	Params     *Params        `json:"params,omitempty"`
+	// TokenizerEOS is the id of tokenizer_config.json's eos_token, the token a chat turn
+	// ends with, when the file names one among its added tokens; nil otherwise. Qwen3.5 has
+	// no generation_config.json and its config names only <|endoftext|>, so without it a
+	// file would never stop at <|im_end|>.
+	TokenizerEOS *int64  `json:"-"`
+	Params       *Params `json:"params,omitempty"`
 	// ParamsError says why no count could be read (then Params may be computed).
 	ParamsError string `json:"params_error,omitempty"`
 }
@@ -111,6 +118,9 @@ func Load(ctx context.Context, s *Source, f Files) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("read generation_config.json of %s: %w", s.ID, err)
 	}
+	if err := loadTokenizerEOS(ctx, s, f); err != nil {
+		return err
+	}
 	if s.Params != nil && !s.Params.Computed && len(cfg.LeftOut()) == 0 {
 		return nil // the Hub's own count, from the same headers (source.Hub)
 	}
@@ -161,6 +171,9 @@ func (s *Source) SpecialTokens() (bos *int64, eos []int64) {
 			eos = IDs(m["eos_token_id"])
 		}
 	}
+	if s.TokenizerEOS != nil {
+		eos = append(slices.Clone(eos), *s.TokenizerEOS)
+	}
 	seen := map[int64]bool{}
 	out := eos[:0:0]
 	for _, e := range eos {
@@ -170,4 +183,57 @@ func (s *Source) SpecialTokens() (bos *int64, eos []int64) {
 		}
 	}
 	return bos, out
+}
+
+// loadTokenizerEOS reads tokenizer_config.json (optional) for the id of its eos_token.
+func loadTokenizerEOS(ctx context.Context, s *Source, f Files) error {
+	b, err := f.ReadFile(ctx, "tokenizer_config.json")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read tokenizer_config.json of %s: %w", s.ID, err)
+	}
+	var tc struct {
+		EOS   json.RawMessage `json:"eos_token"`
+		Added map[string]struct {
+			Content string `json:"content"`
+		} `json:"added_tokens_decoder"`
+	}
+	if err := json.Unmarshal(b, &tc); err != nil {
+		return fmt.Errorf("tokenizer_config.json of %s is not valid: %s", s.ID, fileutil.Reason(err))
+	}
+	s.TokenizerEOS = tokenID(tc.EOS, tc.Added)
+	return nil
+}
+
+// tokenID is the id of an added token named as a string or as {"content": ...}; nil when
+// the name is absent or not among the added tokens.
+func tokenID(name json.RawMessage, added map[string]struct {
+	Content string `json:"content"`
+}) *int64 {
+	var content string
+	if json.Unmarshal(name, &content) != nil {
+		var obj struct {
+			Content string `json:"content"`
+		}
+		if json.Unmarshal(name, &obj) != nil {
+			return nil
+		}
+		content = obj.Content
+	}
+	if content == "" {
+		return nil
+	}
+	var best *int64
+	for k, v := range added {
+		id, err := strconv.ParseInt(k, 10, 64)
+		if err != nil || v.Content != content {
+			continue
+		}
+		if best == nil || id < *best {
+			best = &id
+		}
+	}
+	return best
 }

@@ -15,7 +15,9 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,6 +155,9 @@ func buildPlan(cfg *config.Config, f Family, out string, o Options) ([]byte, err
 	for _, name := range []string{"config.json", "generation_config.json", "tokenizer_config.json"} {
 		var v any
 		b, err := os.ReadFile(filepath.Join(f.filesDir(), name))
+		if name == "generation_config.json" && errors.Is(err, fs.ErrNotExist) {
+			continue // Qwen3.5 publishes none
+		}
 		if err != nil {
 			return nil, err
 		}

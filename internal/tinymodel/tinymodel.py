@@ -42,8 +42,8 @@ def special_tokens(tok_cfg, template, config, gen):
     named = {tok_cfg.get(k) for k in ("bos_token", "eos_token", "pad_token", "unk_token")}
     named = {n["content"] if isinstance(n, dict) else n for n in named if n}
     ids = set()
-    for src in (config, gen or {}):
-        for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+    for src in (config, config.get("text_config") or {}, gen or {}):
+        for k in ("bos_token_id", "eos_token_id", "pad_token_id") + QWEN35_TOKEN_KEYS:
             v = src.get(k)
             ids.update(v if isinstance(v, list) else [v] if v is not None else [])
     keep = [(i, c) for i, c in sorted(added.items())
@@ -71,11 +71,43 @@ def train_tokenizer(specials, corpus):
     return tok
 
 
+# Qwen3.5's checkpoint ids that name special tokens beside bos/eos/pad.
+QWEN35_TOKEN_KEYS = ("image_token_id", "video_token_id", "vision_start_token_id", "vision_end_token_id")
+
+
+def scale_qwen35(config, remap):
+    """Qwen3.5 (Qwen3_5ForConditionalGeneration): the text model in text_config, tiny; a vision
+    tower of one 32-wide block, so the checkpoint keeps the real layout (model.language_model,
+    model.visual). Two layers, one gated DeltaNet then one full attention; heads of 32, so
+    the real partial_rotary_factor (0.25) turns 8 dimensions, in mrope sections [2, 1, 1];
+    the DeltaNet with 2 key and 4 value heads of 16 (Qwen3.5-4B's ratio)."""
+    c = dict(config)
+    t = dict(c["text_config"])
+    t.update(hidden_size=HIDDEN, num_attention_heads=HEADS, num_key_value_heads=2, head_dim=32,
+             intermediate_size=FFN, vocab_size=VOCAB, num_hidden_layers=2, full_attention_interval=2,
+             layer_types=["linear_attention", "full_attention"], linear_key_head_dim=16,
+             linear_value_head_dim=16, linear_num_key_heads=2, linear_num_value_heads=4)
+    t["rope_parameters"] = dict(t["rope_parameters"], mrope_section=[2, 1, 1])
+    for k in ("bos_token_id", "eos_token_id", "pad_token_id"):
+        if t.get(k) is not None:
+            t[k] = remap(t[k])
+    v = dict(c["vision_config"])
+    v.update(depth=1, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=HIDDEN,
+             num_position_embeddings=64)
+    c.update(text_config=t, vision_config=v)
+    for k in QWEN35_TOKEN_KEYS:
+        if c.get(k) is not None:
+            c[k] = remap(c[k])
+    return c
+
+
 def scale(config, remap):
     """The real config with tiny sizes: 64 wide, 4 heads of 16 (2 kv heads where the family
     groups queries), 128-wide MLP, the trained vocabulary; two layers, layer lists cut."""
     c = dict(config)
     kind = c["model_type"]
+    if kind == "qwen3_5":
+        return scale_qwen35(c, remap)
     grouped = c.get("num_key_value_heads", c["num_attention_heads"]) < c["num_attention_heads"]
     c.update(hidden_size=HIDDEN, num_attention_heads=HEADS, vocab_size=VOCAB,
              num_key_value_heads=2 if grouped else HEADS, intermediate_size=FFN)
@@ -180,10 +212,15 @@ def main():
     with open(os.path.join(out, "chat_template.jinja"), "w") as f:
         f.write(template)
 
+    if config["model_type"] == "qwen3_5":
+        # Qwen3.5's class is in the transformers overlay (python/overlay.lock), not the lock.
+        sys.path.insert(0, os.path.join(sys.prefix, "overlay", "transformers"))
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
+    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForImageTextToText
     torch.manual_seed(int(plan["seed"]))
-    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(out), dtype=torch.float32)
+    # Qwen3.5 is built whole, as it is released (Qwen3_5ForConditionalGeneration).
+    cls = AutoModelForImageTextToText if config["model_type"] == "qwen3_5" else AutoModelForCausalLM
+    model = cls.from_config(AutoConfig.from_pretrained(out), dtype=torch.float32)
     taught = teach(torch, model, out, plan.get("teach"))
     model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
     # save_pretrained rewrites config.json and generation_config.json with transformers' own

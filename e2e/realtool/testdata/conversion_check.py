@@ -9,13 +9,20 @@ returns every position's logits without a KV cache and unquantized. Prints one J
 """
 
 import json
+import os
 import sys
 
-import torch
-from omegaconf import OmegaConf
-from executorch.examples.models.llama.model import Llama2Model
-from executorch.extension.llm.export.config.llm_config import LlmConfig
-from transformers import AutoModelForCausalLM
+# Qwen3.5's transformers class is in the overlay python/install.sh adds (python/overlay.lock);
+# it must come first on the path before anything imports transformers.
+with open(os.path.join(sys.argv[2], "config.json")) as _f:
+    if json.load(_f).get("model_type") == "qwen3_5":
+        sys.path.insert(0, os.path.join(sys.prefix, "overlay", "transformers"))
+
+import torch  # noqa: E402
+from omegaconf import OmegaConf  # noqa: E402
+from executorch.examples.models.llama.model import Llama2Model  # noqa: E402
+from executorch.extension.llm.export.config.llm_config import LlmConfig  # noqa: E402
+from transformers import AutoModelForCausalLM  # noqa: E402
 
 
 def main():

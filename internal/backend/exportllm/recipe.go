@@ -203,7 +203,7 @@ func (j *llmJob) config(req recipe.Request, ptePath, checkpoint, metaJSON string
 	y.Base.Checkpoint = checkpoint
 	y.Base.Metadata = metaJSON
 	y.Model.DtypeOverride = "fp32"
-	y.Model.EnableDynamicShape = true
+	y.Model.EnableDynamicShape = !j.plan.StaticShape
 	y.Model.UseSDPAWithKVCache = true
 	y.Model.UseKVCache = true
 	y.Model.QuantizeKVCache = j.kv == sizing.KVInt8
@@ -265,7 +265,11 @@ func llmFields(cfg *config.Config, j *llmJob, req recipe.Request) map[string]any
 		}
 		desc = fmt.Sprintf("ExecuTorch %s `export_llm`: 8-bit dynamic activations and 4-bit weights in groups of %d, int8 per-channel embeddings", cfg.Versions.ExecuTorch, rc.GroupSize)
 	}
-	desc += j.t.Describes + ", prefill chunk " + strconv.Itoa(j.seq) + ", " + kvText(j.kv) + "."
+	prefill := ", prefill chunk " + strconv.Itoa(j.seq)
+	if j.plan.StaticShape {
+		prefill = ", static shapes (prefill one token a step)"
+	}
+	desc += j.t.Describes + prefill + ", " + kvText(j.kv) + "."
 	if j.kv == sizing.KVInt8 {
 		label += ", int8 KV cache"
 	}
