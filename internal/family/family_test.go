@@ -429,3 +429,36 @@ func TestNoSizeInTheNameIsANote(t *testing.T) {
 	assert.Equal(t, []string{`"Phi-4-mini-instruct" carries no size (such as 1.7B or 350M): the app (the openweights Android app, which loads these files) reads the size from the name only for its device-size filter, which then shows the repo on every phone`}, v.Notes)
 	assert.Empty(t, backend.Evaluate(c, load(t, "Qwen/Qwen3-0.6B")).Notes, "a name with a size has no note")
 }
+
+// TestQwen35ParamsMatchExecuTorch: the export_llm params planned from each Qwen3.5 release's
+// config.json are ExecuTorch's own params file for its class, key for key (the RoPE theta's
+// spelling aside: the config writes 10000000, ExecuTorch 10000000.0).
+func TestQwen35ParamsMatchExecuTorch(t *testing.T) {
+	for _, tc := range []struct{ size, class string }{{"0.8B", "qwen3_5_0_8b"}, {"2B", "qwen3_5_2b"}, {"4B", "qwen3_5_4b"}} {
+		t.Run(tc.size, func(t *testing.T) {
+			b, err := os.ReadFile(filepath.Join("testdata", "hf-qwen3_5", "Qwen3.5-"+tc.size+".json"))
+			require.NoError(t, err)
+			c, err := model.ParseConfig("config.json", b)
+			require.NoError(t, err)
+			plan, err := family.XNNPACKPlan(family.ByKey("qwen3_5"), c)
+			require.NoError(t, err)
+			assert.Equal(t, tc.class, plan.ModelClass)
+			assert.True(t, plan.StaticShape, "ExecuTorch's Qwen3.5 recipe keeps enable_dynamic_shape false")
+			want := readJSON(t, filepath.Join("testdata", "et-params", tc.class+".json"))
+			got := roundTrip(t, plan.Params)
+			for k, w := range want {
+				g, _ := json.Marshal(got[k])
+				wb, _ := json.Marshal(w)
+				if k == "rope_theta" || k == "norm_eps" {
+					assert.InDelta(t, w, got[k], 1e-12, k)
+					continue
+				}
+				assert.Equal(t, string(wb), string(g), k)
+			}
+			for k := range got {
+				_, ok := want[k]
+				assert.True(t, ok, "generated key %s is not in ExecuTorch's file", k)
+			}
+		})
+	}
+}

@@ -195,10 +195,8 @@ func loadTokenizerEOS(ctx context.Context, s *Source, f Files) error {
 		return fmt.Errorf("read tokenizer_config.json of %s: %w", s.ID, err)
 	}
 	var tc struct {
-		EOS   json.RawMessage `json:"eos_token"`
-		Added map[string]struct {
-			Content string `json:"content"`
-		} `json:"added_tokens_decoder"`
+		EOS   json.RawMessage       `json:"eos_token"`
+		Added map[string]addedToken `json:"added_tokens_decoder"`
 	}
 	if err := json.Unmarshal(b, &tc); err != nil {
 		return fmt.Errorf("tokenizer_config.json of %s is not valid: %s", s.ID, fileutil.Reason(err))
@@ -207,16 +205,18 @@ func loadTokenizerEOS(ctx context.Context, s *Source, f Files) error {
 	return nil
 }
 
-// tokenID is the id of an added token named as a string or as {"content": ...}; nil when
-// the name is absent or not among the added tokens.
-func tokenID(name json.RawMessage, added map[string]struct {
+// addedToken is an entry of tokenizer_config.json's added_tokens_decoder, and the object
+// form of a token name ({"content": ...}).
+type addedToken struct {
 	Content string `json:"content"`
-}) *int64 {
+}
+
+// tokenID is the lowest id of the added token named as a string or as {"content": ...};
+// nil when the name is absent or not among the added tokens.
+func tokenID(name json.RawMessage, added map[string]addedToken) *int64 {
 	var content string
 	if json.Unmarshal(name, &content) != nil {
-		var obj struct {
-			Content string `json:"content"`
-		}
+		var obj addedToken
 		if json.Unmarshal(name, &obj) != nil {
 			return nil
 		}
