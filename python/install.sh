@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the locked export environment (python/export.lock) into a virtualenv in a folder
-# keyed by the lock's hash, and prints that environment's python on stdout. A machine that
+# keyed by the lock's hash, with the transformers overlay (python/overlay.lock) in its
+# overlay/transformers, and prints that environment's python on stdout. A machine that
 # has the folder already (finished: it holds .complete) skips the download.
 #
 #   EXE_EXPO_PYTHON=$(python/install.sh [ROOT])     ROOT: default /opt/exe-expo/python
