@@ -13,8 +13,9 @@ import "embed"
 //go:embed config/pipeline.yaml config/versions.env config/fidelity-text.txt config/runtime-facts.yaml
 var ConfigFS embed.FS
 
-// PythonFS holds python/export.lock and python/mtk-py310.lock, so that setup-export
-// installs on a runner exactly what CI tested (python/lock.sh makes them).
+// PythonFS holds python/export.lock, python/mtk-py310.lock (python/lock.sh makes them) and
+// the transformers overlay's python/overlay.lock, so that setup-export installs on a runner
+// exactly what CI tested.
 //
-//go:embed python/export.lock python/mtk-py310.lock
+//go:embed python/export.lock python/mtk-py310.lock python/overlay.lock
 var PythonFS embed.FS

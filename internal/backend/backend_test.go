@@ -87,8 +87,8 @@ func TestSupport(t *testing.T) {
 		{"Qwen/Qwen2.5-0.5B-Instruct", mediatek.Backend, "the MediaTek runner's additive -100 attention mask leaks for Qwen2.5 (KL 0.013, 98% top-1 agreement with fp32), so it is not published"},
 		{"LiquidAI/LFM2.5-1.2B-Base", vulkan.Backend, "ExecuTorch " + et + "'s Vulkan delegate has no kernel for LFM2's short convolution (the 1.4.0 runtime segfaulted at the first prefill, and none of the delegate's convolution rules has changed since)"},
 		{"LiquidAI/LFM2.5-1.2B-Base", xnnpack.Backend, ""},
-		// Gemma 3 goes to XNNPACK by optimum-executorch, which exe-expo does not drive yet
-		{"google/gemma-3-1b-it", xnnpack.Backend, "not exported yet: optimum-executorch (recipe xnnpack, custom SDPA and KV cache) builds it, and exe-expo has no optimum-executorch driver yet (it must also write the get_eos_ids and get_max_context_len metadata optimum leaves out)"},
+		// Gemma 3 goes to XNNPACK by optimum-executorch
+		{"google/gemma-3-1b-it", xnnpack.Backend, ""},
 		{"google/gemma-3-1b-it", vulkan.Backend, "Gemma 3 is not in ExecuTorch " + et + " export_llm's model list, and optimum-executorch, the exporter that builds it beside ExecuTorch " + et + " (release 1.1.0), has no Vulkan recipe (coreml, cuda, metal, portable and xnnpack only)"},
 		// export_llm builds Phi-4-mini, by exe-expo's own converter and params
 		{"microsoft/Phi-4-mini-instruct", xnnpack.Backend, ""},

@@ -57,6 +57,10 @@ func runSolve(env Env, o solve.Options) error {
 		return failf(ExitFailed, "solve failed: %w", err)
 	}
 	fmt.Fprintln(env.Stdout, string(sum.JSON()))
+	if sum.NoCodes != "" {
+		stepSummary(env, fmt.Sprintf("### GPTQ solve of %s\n\n%s; fp32 confident on %d of %d gate rows\n", sum.ModelID, sum.NoCodes, sum.GateConfidentRows, sum.GateRows))
+		return nil
+	}
 	stepSummary(env, fmt.Sprintf("### GPTQ solve of %s\n\n%d linears on %d calibration rows (%d positions, %d app rows), %.0f s; fp32 confident on %d of %d gate rows\n",
 		sum.ModelID, sum.Linears, sum.CalibrationRows, sum.CalibrationPositions, sum.CalibrationAppRows, sum.Seconds, sum.GateConfidentRows, sum.GateRows))
 	return nil

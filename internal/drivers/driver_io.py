@@ -26,10 +26,13 @@ def transformers_for(folder):
         return  # no config to read: the locked transformers, and its own error if any
     if kind not in OVERLAY_MODEL_TYPES:
         return
-    overlay = os.path.join(sys.prefix, "overlay", "transformers")
+    # setup-export names the folder it installed the overlay into (a runner's python is
+    # setup-python's, not a venv); python/install.sh puts it in the venv's prefix.
+    overlay = os.environ.get("EXE_EXPO_TRANSFORMERS_OVERLAY") or os.path.join(sys.prefix, "overlay", "transformers")
     if not os.path.isfile(os.path.join(overlay, ".complete")):
-        raise ValueError("%s is a %s model, whose transformers class is in the overlay python/install.sh "
-                         "installs (python/overlay.lock), and %s has none: run python/install.sh" % (folder, kind, overlay))
+        raise ValueError("%s is a %s model, whose transformers class is in the overlay python/install.sh and "
+                         "setup-export install (python/overlay.lock), and %s has none: run python/install.sh, "
+                         "or setup-export with python-env true" % (folder, kind, overlay))
     if "transformers" in sys.modules and not sys.modules["transformers"].__file__.startswith(overlay):
         raise ValueError("%s needs the transformers overlay, and the locked transformers is already loaded" % folder)
     sys.path.insert(0, overlay)

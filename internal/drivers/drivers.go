@@ -25,16 +25,19 @@ const (
 	// QNNLaunchScript runs ExecuTorch's Qualcomm LLM script on the downloaded snapshot and
 	// records what it read; the QNN recipe runs it in place of llama.py.
 	QNNLaunchScript = "qnn_launch.py"
+	// OptimumExportScript exports Gemma 3 and SmolLM3 with optimum-executorch, the route of
+	// the families export_llm cannot build (family.RouteOptimum).
+	OptimumExportScript = "optimum_export.py"
 	// driverIO is the JSON frame the drivers share; it is written beside them.
 	driverIO = "driver_io.py"
 )
 
-//go:embed convert.py gptq.py export_with_codes.py solve_model.py qnn_launch.py gate_probe.py smoke_run.py calib_rows.py driver_io.py
+//go:embed convert.py gptq.py export_with_codes.py solve_model.py qnn_launch.py optimum_export.py gate_probe.py smoke_run.py calib_rows.py driver_io.py
 var scripts embed.FS
 
 // Names lists the embedded drivers, so tests and tools can check every one of them.
 func Names() []string {
-	return []string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript, QNNLaunchScript, GateProbeScript, SmokeRunScript, CalibRowsScript, driverIO}
+	return []string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript, QNNLaunchScript, OptimumExportScript, GateProbeScript, SmokeRunScript, CalibRowsScript, driverIO}
 }
 
 // Source returns the text of one embedded driver.

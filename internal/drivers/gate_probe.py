@@ -90,6 +90,28 @@ def hf_model(torch, path):
     return Model(last, positions)
 
 
+def dynamic_shape(m):
+    """Whether the program takes more than one token a call: export_llm writes
+    enable_dynamic_shape into the metadata, and a static-shape program (Qwen3.5's, as
+    ExecuTorch's recipe exports it) takes exactly [1, 1]. A program without the method is
+    taken as dynamic, as export_llm's default is."""
+    try:
+        return bool(m.run_method("enable_dynamic_shape", ())[0])
+    except Exception:  # an older program that does not name it
+        return True
+
+
+def positions_per_token(m):
+    """Whether forward's second input gives a position per token (optimum-executorch's
+    cache_position, [tokens]: Gemma 3, SmolLM3) rather than the chunk's first position
+    (export_llm's input_pos, [1]). A dynamic input's meta holds its largest shape."""
+    try:
+        sizes = list(m.method_meta("forward").input_tensor_meta(1).sizes())
+    except Exception:  # a program without method meta: export_llm's layout
+        return False
+    return len(sizes) == 1 and sizes[0] > 1
+
+
 def pte_model(torch, path):
     """The exported program, reloaded per prompt so no KV cache carries over; the custom ops
     and quantized kernels export_llm's programs call are registered first."""
@@ -103,10 +125,14 @@ def pte_model(torch, path):
         # dimension is exported as Dim(max=max_seq_len - 1)), though get_max_seq_len says
         # max_seq_len.
         chunk = max(1, int(m.run_method("get_max_seq_len", ())[0]) - 1)
+        if not dynamic_shape(m):
+            chunk = 1
+        per_token = positions_per_token(m)
         out, pos = None, 0
         while pos < len(ids):
             part = ids[pos:pos + chunk]
-            out = m.forward((torch.tensor([part], dtype=torch.long), torch.tensor([pos], dtype=torch.long)))[0]
+            where = torch.arange(pos, pos + len(part), dtype=torch.long) if per_token else torch.tensor([pos], dtype=torch.long)
+            out = m.forward((torch.tensor([part], dtype=torch.long), where))[0]
             pos += len(part)
         return out
 

@@ -86,6 +86,18 @@ func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err erro
 // and converts the source; fam is the verdict's family.
 func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, fam *family.Family, r *recipe.Recipe) (*Checkpoint, error) {
 	const params = "params.json"
+	if r.Checkpoint == "" {
+		// a route that exports from the downloaded folder itself (optimum-executorch's):
+		// nothing to convert and no codes to solve for, the folder is the model
+		if err := o.writeFiles(r); err != nil {
+			return nil, err
+		}
+		a, err := src.Config.Arch()
+		if err != nil {
+			return nil, err
+		}
+		return &Checkpoint{Source: src, Dir: o.srcDir, Work: o.Work, Arch: a}, nil
+	}
 	if _, ok := r.Files[params]; !ok {
 		return nil, fmt.Errorf("the %s recipe of %s writes no %s", o.Backend, src.ID, params)
 	}

@@ -39,6 +39,9 @@ const (
 	// RouteOptimum is optimum-executorch's exporter, the only one that builds Gemma 3 and
 	// SmolLM3 (docs/research/new-families.md, C and D): XNNPACK only, fp32 KV cache.
 	RouteOptimum = "optimum-executorch"
+	// OptimumVersion is the optimum-executorch release python/export.lock pins (the last
+	// one; its transformers pin is the lock's), named in the files' descriptions.
+	OptimumVersion = "1.1.0"
 )
 
 // Route is how a family's CPU and GPU files are built, and what exe-expo still lacks to
@@ -82,18 +85,17 @@ var Families = []*Family{
 	{
 		Key: "gemma3", AppTokens: []string{"gemma3"},
 		NamePattern: regexp.MustCompile(`(?i)gemma-?3([^.\dn]|$)`), ModelType: "gemma3_text",
-		Route: Route{Tool: RouteOptimum, Detail: "recipe xnnpack, custom SDPA and KV cache", Missing: optimumMissing},
+		Route: Route{Tool: RouteOptimum, Detail: "recipe xnnpack, custom SDPA and KV cache"},
 	},
 	{
 		Key: "smollm3", AppTokens: []string{"smollm3"},
 		NamePattern: regexp.MustCompile(`(?i)smollm3(\D|$)`), ModelType: "smollm3",
-		Route: Route{Tool: RouteOptimum, Detail: "recipe xnnpack, custom SDPA and KV cache", Missing: optimumMissing},
+		Route: Route{Tool: RouteOptimum, Detail: "recipe xnnpack, custom SDPA and KV cache"},
 	},
 	{
 		Key: "qwen3_5", AppTokens: []string{"qwen35"},
 		NamePattern: regexp.MustCompile(`(?i)qwen3\.5([^.\d]|$)`), ModelType: "qwen3_5_text", TextModel: true,
-		Route: Route{Tool: RouteExportLLM, Detail: "qwen3_5_0_8b, qwen3_5_2b, qwen3_5_4b",
-			Missing: "exe-expo's gate cannot yet measure a static-shape (one token a step) file, and the size model lacks the DeltaNet layers' share of the program (the tiny file is 5.1% over its estimate)"},
+		Route: Route{Tool: RouteExportLLM, Detail: "qwen3_5_0_8b, qwen3_5_2b, qwen3_5_4b"},
 	},
 	{
 		Key: "phi4mini", AppTokens: []string{"phi4mini"},
@@ -104,9 +106,6 @@ var Families = []*Family{
 
 // exportLLM is the route of the families export builds today.
 var exportLLM = Route{Tool: RouteExportLLM}
-
-// optimumMissing is what Gemma 3 and SmolLM3 wait for.
-const optimumMissing = "exe-expo has no optimum-executorch driver yet (it must also write the get_eos_ids and get_max_context_len metadata optimum leaves out)"
 
 // ByArchitecture returns the family of the first architecture that has one
 // (model.FamilyOf). An opened model's family was read when its config was decoded: Of.

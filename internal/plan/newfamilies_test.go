@@ -27,8 +27,9 @@ type newFamily struct {
 	vulkanRefusal  string // "" when Vulkan is sized ahead like XNNPACK
 	xnnpackRoute   string // in XNNPACK's reason: the route that builds the files
 	attend, layers int64
-	// exported is true for a family exe-expo exports (Phi-4-mini): its CPU and GPU
-	// backends take it, and TestPhi4MiniWindows says which windows.
+	// exported is true for a family exe-expo exports (all of them now): XNNPACK takes
+	// it, Vulkan too unless vulkanRefusal says why not, and TestPhi4MiniWindows says which
+	// of Phi-4-mini's windows.
 	exported bool
 }
 
@@ -36,28 +37,29 @@ var newFamilies = []newFamily{
 	// Qwen3.5: 6 of 24 (8 of 32) layers attend, 2 (4) KV heads of 256, fp32; the DeltaNet
 	// layers keep conv_state and recurrent_state (new-families.md, A: the worked numbers).
 	{id: "Qwen/Qwen3.5-0.8B", family: "qwen3_5", kvPerToken: 24_576, state: 20_643_840, kvAt2k: 24_576 * 2048,
-		vulkanRefusal: "gated_delta_rule", xnnpackRoute: "export_llm (qwen3_5_0_8b", attend: 6, layers: 24},
+		vulkanRefusal: "gated_delta_rule", attend: 6, layers: 24, exported: true},
 	{id: "Qwen/Qwen3.5-2B", family: "qwen3_5", kvPerToken: 24_576, state: 20_643_840, kvAt2k: 24_576 * 2048,
-		vulkanRefusal: "gated_delta_rule", xnnpackRoute: "export_llm (qwen3_5_0_8b", attend: 6, layers: 24},
+		vulkanRefusal: "gated_delta_rule", attend: 6, layers: 24, exported: true},
 	{id: "Qwen/Qwen3.5-4B", family: "qwen3_5", kvPerToken: 65_536, state: 53_477_376, kvAt2k: 65_536 * 2048,
-		vulkanRefusal: "gated_delta_rule", xnnpackRoute: "export_llm (qwen3_5_0_8b", attend: 8, layers: 32},
+		vulkanRefusal: "gated_delta_rule", attend: 8, layers: 32, exported: true},
 	// Phi-4-mini: 32 layers × 2 × 8 KV heads × 128 × 4.
 	{id: "microsoft/Phi-4-mini-instruct", family: "phi4mini", kvPerToken: 262_144, kvAt2k: 262_144 * 2048,
 		attend: 32, layers: 32, exported: true},
 	// Gemma 3: only every 6th layer spans the window (3 of 18, 4 of 26) at 2 × 1 × 256 × 4
 	// bytes a token; the others keep a ring of 2 × 512 entries each.
 	{id: "google/gemma-3-270m-it", family: "gemma3", kvPerToken: 6_144, kvAt2k: 6_144*2048 + 15*1024*2048,
-		vulkanRefusal: "no Vulkan recipe", xnnpackRoute: "optimum-executorch", attend: 18, layers: 18},
+		vulkanRefusal: "no Vulkan recipe", attend: 18, layers: 18, exported: true},
 	{id: "google/gemma-3-1b-it", family: "gemma3", kvPerToken: 8_192, kvAt2k: 8_192*2048 + 22*1024*2048,
-		vulkanRefusal: "no Vulkan recipe", xnnpackRoute: "optimum-executorch", attend: 26, layers: 26},
+		vulkanRefusal: "no Vulkan recipe", attend: 26, layers: 26, exported: true},
 	// SmolLM3: 36 layers × 2 × 4 KV heads × 128 × 4.
 	{id: "HuggingFaceTB/SmolLM3-3B", family: "smollm3", kvPerToken: 147_456, kvAt2k: 147_456 * 2048,
-		vulkanRefusal: "no Vulkan recipe", xnnpackRoute: "optimum-executorch", attend: 36, layers: 36},
+		vulkanRefusal: "no Vulkan recipe", attend: 36, layers: 36, exported: true},
 }
 
 // TestNewFamilies plans each of issue 34's fixture configs: every one gets XNNPACK windows
-// with sizes (sized ahead of the export exe-expo cannot drive yet, so nothing is laid out or
-// costed), and Vulkan either the same or a refusal naming the runtime it was checked on.
+// with sizes (built and costed for the families exe-expo exports, sized ahead for those it
+// cannot drive yet, so nothing is laid out or costed), and Vulkan either the same or a
+// refusal naming the runtime it was checked on.
 func TestNewFamilies(t *testing.T) {
 	cfg, err := config.Default()
 	require.NoError(t, err)
@@ -76,15 +78,7 @@ func TestNewFamilies(t *testing.T) {
 
 			x := backendOf(t, p, "xnnpack")
 			if tc.exported {
-				for _, name := range []string{"xnnpack", "vulkan"} {
-					bp := backendOf(t, p, name)
-					assert.True(t, bp.OK, "%s: %s", name, bp.Reason)
-					assert.False(t, bp.SizedAhead, name)
-					require.Len(t, bp.Rows, 5, name)
-					for _, r := range bp.Rows {
-						assert.Equal(t, tc.kvPerToken, r.KVBytesPerToken, r.Label)
-					}
-				}
+				checkExported(t, p, tc)
 				return
 			}
 			assert.False(t, x.OK)
@@ -95,10 +89,7 @@ func TestNewFamilies(t *testing.T) {
 
 			vk := backendOf(t, p, "vulkan")
 			if tc.vulkanRefusal != "" {
-				assert.False(t, vk.SizedAhead)
-				assert.Empty(t, vk.Rows)
-				assert.Contains(t, vk.Reason, tc.vulkanRefusal)
-				assert.Contains(t, vk.Reason, "ExecuTorch "+pinned.Version(), "the refusal names the runtime it was checked on")
+				checkRefused(t, vk, tc)
 			} else {
 				assert.True(t, vk.SizedAhead, vk.Reason)
 				checkRows(t, vk, tc)
@@ -108,6 +99,41 @@ func TestNewFamilies(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkExported holds a family exe-expo exports: XNNPACK's windows built and costed with
+// the architecture's KV and state figures, Vulkan the same or refused with its reason.
+func checkExported(t *testing.T, p *plan.Plan, tc newFamily) {
+	t.Helper()
+	names := []string{"xnnpack", "vulkan"}
+	if tc.vulkanRefusal != "" {
+		names = names[:1]
+		checkRefused(t, backendOf(t, p, "vulkan"), tc)
+	}
+	for _, name := range names {
+		bp := backendOf(t, p, name)
+		assert.True(t, bp.OK, "%s: %s", name, bp.Reason)
+		assert.False(t, bp.SizedAhead, name)
+		require.Len(t, bp.Rows, 5, name)
+		for _, r := range bp.Rows {
+			assert.Equal(t, tc.kvPerToken, r.KVBytesPerToken, r.Label)
+			assert.Equal(t, tc.state, r.StateBytes, r.Label)
+			assert.Positive(t, r.PTEBytes, r.Label)
+		}
+		assert.Equal(t, tc.kvAt2k, bp.Rows[0].KVCacheBytes, "%s: KV total at 2k", name)
+		assert.Positive(t, bp.Jobs, "%s: an exported family's windows are costed", name)
+	}
+}
+
+// checkRefused holds a backend's refusal of a family: no rows, the upstream reason and the
+// runtime it was checked on.
+func checkRefused(t *testing.T, bp plan.BackendPlan, tc newFamily) {
+	t.Helper()
+	assert.False(t, bp.OK)
+	assert.False(t, bp.SizedAhead)
+	assert.Empty(t, bp.Rows)
+	assert.Contains(t, bp.Reason, tc.vulkanRefusal)
+	assert.Contains(t, bp.Reason, "ExecuTorch "+pinned.Version(), "the refusal names the runtime it was checked on")
 }
 
 func checkRows(t *testing.T, bp plan.BackendPlan, tc newFamily) {

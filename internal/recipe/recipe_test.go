@@ -60,6 +60,8 @@ var cases = []struct {
 	{"smollm2-xnnpack-fp32-8k", "HuggingFaceTB/SmolLM2-360M-Instruct", "xnnpack", 8192, "", "", "fp32"},
 	{"lfm2.5-xnnpack-16k", "LiquidAI/LFM2.5-1.2B-Base", "xnnpack", 16384, "", "", ""},
 	{"phi4mini-xnnpack-4k", "microsoft/Phi-4-mini-instruct", "xnnpack", 4096, "", "", ""},
+	{"gemma3-xnnpack-4k", "google/gemma-3-1b-it", "xnnpack", 4096, "", "", ""},
+	{"smollm3-xnnpack-fp32-2k", "HuggingFaceTB/SmolLM3-3B", "xnnpack", 2048, "", "", "fp32"},
 	{"qwen3-qnn-sm8750-4k", "Qwen/Qwen3-0.6B", "qnn", 4096, "SM8750", "", ""},
 	{"llama3.2-qnn-sm8650-2k", "meta-llama/Llama-3.2-1B-Instruct", "qnn", 2048, "SM8650", "", ""},
 	{"qwen3-mediatek-mt6991-2k", "Qwen/Qwen3-0.6B", "mediatek", 2048, "MT6991", "", ""},

@@ -82,6 +82,9 @@ func writeOutputs(a *githubactions.Action, res *Result) {
 	if res.Python.Main != "" {
 		a.SetEnv("EXE_EXPO_PYTHON", res.Python.Main)
 	}
+	if res.Python.Overlay != "" {
+		a.SetEnv(OverlayEnv, res.Python.Overlay)
+	}
 	if tp := res.Python.ToolPython(); tp != "" {
 		a.SetEnv("MTK_PYTHON", tp)
 	}

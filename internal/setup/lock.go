@@ -15,6 +15,9 @@ import (
 const (
 	LockFile     = "python/export.lock"
 	ToolLockFile = "python/mtk-py310.lock"
+	// OverlayLockFile pins the transformers overlay by hash (python/install.sh installs it
+	// beside the locked environment).
+	OverlayLockFile = "python/overlay.lock"
 )
 
 // Pin is one locked distribution.

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 )
 
 // TestLocks: both committed lock files pin ExecuTorch, torch and torchao at versions.env's
@@ -92,4 +93,18 @@ func TestWriteLockRefusesDrift(t *testing.T) {
 	c.Versions.Torch = "2.99.0"
 	_, err := writeLock(c, "3.11", t.TempDir())
 	assert.ErrorContains(t, err, `export.lock pins torch "`+locked+`", and config/versions.env says 2.99.0: run python/lock.sh`)
+}
+
+// TestLockPinsOptimum: the export lock pins the optimum-executorch release the Gemma 3 and
+// SmolLM3 files' descriptions name (family.OptimumVersion), with the optimum it asks for.
+func TestLockPinsOptimum(t *testing.T) {
+	l, err := LoadLock(LockFile)
+	require.NoError(t, err)
+	v, ok := l.Version("optimum-executorch")
+	require.True(t, ok, "%s pins no optimum-executorch", LockFile)
+	assert.Equal(t, family.OptimumVersion, v)
+	v, _ = l.Version("optimum")
+	assert.Regexp(t, `^2\.0\.`, v, "optimum-executorch 1.1.0 asks optimum~=2.0.0")
+	v, _ = l.Version("transformers")
+	assert.Equal(t, "5.0.0rc1", v, "optimum-executorch 1.1.0 pins transformers==5.0.0rc1")
 }

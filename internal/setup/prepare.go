@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	exeexpo "github.com/experimentalmachines/exe-expo"
 	"github.com/experimentalmachines/exe-expo/internal/fileutil"
 	"github.com/experimentalmachines/exe-expo/internal/run"
 )
@@ -286,6 +287,10 @@ func (r *Result) installPython(ctx context.Context, c Config, env Env, log Logge
 	if py.Lock, err = writeLock(c, c.Versions.Python, r.WorkDir); err != nil {
 		return err
 	}
+	if py.OverlayLock, err = writeOverlayLock(r.WorkDir); err != nil {
+		return err
+	}
+	py.Overlay = filepath.Join(r.WorkDir, "python-overlay", "transformers")
 	if c.Tools.MTKPython {
 		if py.ToolBase, err = interpreter(env, c.Versions.MTKPython, "MTK_PYTHON_VERSION"); err != nil {
 			return err
@@ -330,6 +335,24 @@ func writeLock(c Config, python, work string) (string, error) {
 	}
 	path := filepath.Join(dir, strings.TrimSuffix(l.Name, ".lock")+".cpu.txt")
 	if err := os.WriteFile(path, l.CPU().Requirements(), 0o644); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// writeOverlayLock writes the embedded overlay lock, as committed (its hashes are what pip
+// checks), into work/python-locks.
+func writeOverlayLock(work string) (string, error) {
+	b, err := exeexpo.PythonFS.ReadFile(OverlayLockFile)
+	if err != nil {
+		return "", fmt.Errorf("embedded overlay lock: %w", err)
+	}
+	dir := filepath.Join(work, "python-locks")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("make %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, "overlay.txt")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return path, nil

@@ -82,6 +82,7 @@ func TestPrepareMediaTek(t *testing.T) {
 	pip := " -m pip install --progress-bar off --no-deps "
 	cpu := "--index-url https://download.pytorch.org/whl/cpu torch==" + c.Versions.Torch
 	locks := filepath.Join(work, "python-locks")
+	overlay := filepath.Join(work, "python-overlay", "transformers")
 	assert.Equal(t, []string{
 		"sudo fallocate -l 8G " + r.data + "/exe-expo.swap",
 		"sudo chmod 600 " + r.data + "/exe-expo.swap",
@@ -90,6 +91,8 @@ func TestPrepareMediaTek(t *testing.T) {
 		"go build -o " + r.temp + "/exe-expo-bin/exe-expo ./cmd/exe-expo",
 		"/py/bin/python3.11" + pip + cpu,
 		"/py/bin/python3.11" + pip + "-r " + locks + "/export.cpu.txt",
+		"/py/bin/python3.11" + pip + "--require-hashes --target " + overlay + " -r " + locks + "/overlay.txt",
+		"/py/bin/python3.11 -c " + markComplete + " " + overlay + "/.complete python/overlay.lock",
 		"/py/bin/python3.10 -m venv " + venv,
 		venv + "/bin/python" + pip + cpu,
 		venv + "/bin/python" + pip + "-r " + locks + "/mtk-py310.cpu.txt",
@@ -110,7 +113,7 @@ func TestPrepareMediaTek(t *testing.T) {
 		"| host | 4 CPUs (AMD EPYC 7763), 16.0 GiB memory, 8.0 GiB swap |\n",
 		"| file system " + r.data + " | 10.0 GiB free: work folder `" + work + "` |\n",
 		"| swap file | 8 GiB at `" + r.data + "/exe-expo.swap` |\n",
-		"| Python | `/py/bin/python3.11`: executorch==" + c.Versions.ExecuTorch + ", torch==" + c.Versions.Torch + " (CPU build), torchao==0.18.0, every other distribution as python/export.lock pins it |\n",
+		"| Python | `/py/bin/python3.11`: executorch==" + c.Versions.ExecuTorch + ", torch==" + c.Versions.Torch + " (CPU build), torchao==0.18.0, every other distribution as python/export.lock pins it, the transformers overlay as python/overlay.lock pins it |\n",
 		"| tool venv | `" + venv + "/bin/python`: executorch==" + c.Versions.ExecuTorch + ", torch==" + c.Versions.Torch + " (CPU build), torchao==0.18.0, every other distribution as python/mtk-py310.lock pins it, mtk-neuron==8.2.23 (NeuroPilot SDK wheel), mtk_converter==8.13.0 (NeuroPilot SDK wheel) |\n",
 		"| NeuroPilot SDK 8.0.8-build20250925 | downloaded, sha256 `" + sha(archive) + "` (" + c.Versions.NeuroPilotSDKURL + "), in `" + wheels + "` |\n",
 	} {
@@ -144,9 +147,13 @@ func TestPrepareQNN(t *testing.T) {
 	res, err := Prepare(context.Background(), configFor(t, "qnn"), in, h.env(), logger(&buf))
 	require.NoError(t, err, buf.String())
 	got := h.argv()
-	require.Len(t, got, 4)
+	require.Len(t, got, 6)
 	assert.Equal(t, "/py/bin/python3.11 -m pip install --progress-bar off --no-deps -r "+filepath.Join(r.data, "exe-expo-work", "python-locks", "export.cpu.txt"), got[2])
-	assert.Equal(t, "/py/bin/python3.11 -c import executorch.backends.qualcomm", got[3])
+	assert.Contains(t, got[3], "--target "+res.Python.Overlay+" ", "the transformers overlay, into its own folder")
+	lock, err := os.ReadFile(res.Python.OverlayLock)
+	require.NoError(t, err)
+	assert.Contains(t, string(lock), "transformers==5.2.0 \\\n    --hash=sha256:", "the committed lock, hashes and all")
+	assert.Equal(t, "/py/bin/python3.11 -c import executorch.backends.qualcomm", got[5])
 	assert.Equal(t, QAIRTDir(r.home, "2.37.0.250724"), res.QNNRoot)
 	assert.Contains(t, Summary(in, res), "| QAIRT 2.37.0.250724 | downloaded, checked by ExecuTorch (ExecuTorch "+configFor(t, "qnn").Versions.ExecuTorch+"'s download from softwarecenter.qualcomm.com), in `"+res.QNNRoot+"` |\n")
 }

@@ -71,7 +71,16 @@ type Python struct {
 	ToolBase, ToolVenv, ToolLock string
 	// Wheels are the SDK's wheels the tool venv installs.
 	Wheels []string
+	// Overlay is the folder the transformers overlay goes into (python/overlay.lock,
+	// written to OverlayLock): the drivers put it first on the path for the families the
+	// locked transformers has no class for (Qwen3.5), and find it by OverlayEnv.
+	Overlay, OverlayLock string
 }
+
+// OverlayEnv names the transformers overlay's folder to the drivers (driver_io.py's
+// transformers_for); without it they look in the interpreter's prefix, where
+// python/install.sh puts it.
+const OverlayEnv = "EXE_EXPO_TRANSFORMERS_OVERLAY"
 
 // ToolPython is the venv's python.
 func (p Python) ToolPython() string {
@@ -86,7 +95,8 @@ func (p Python) ToolPython() string {
 func Requirements(c Config) (main, tool []string) {
 	v := c.Versions
 	pins := []string{"executorch==" + v.ExecuTorch, "torch==" + v.Torch + " (CPU build)", "torchao==" + v.TorchAO}
-	main = append(slices.Clone(pins), "every other distribution as "+LockFile+" pins it")
+	main = append(slices.Clone(pins), "every other distribution as "+LockFile+" pins it",
+		"the transformers overlay as "+OverlayLockFile+" pins it")
 	if !c.Tools.MTKPython {
 		return main, nil
 	}
@@ -96,10 +106,16 @@ func Requirements(c Config) (main, tool []string) {
 // Installs are the commands that install the locked environment, in order: torch from the
 // CPU index, then the lock, both without dependencies, so that nothing unpinned comes in
 // (torch 2.14.0+cpu satisfies the lock's torch==2.14.0, and the CUDA libraries are left
-// out of the file); the tool venv likewise, then the SDK's wheels.
+// out of the file); then the transformers overlay, hash-pinned, into its own folder, and its
+// mark of a finished install (a folder without it is refused by the drivers); the tool
+// venv likewise, then the SDK's wheels.
 func Installs(c Config, p Python) []Cmd {
 	torch := []string{"--no-deps", "--index-url", TorchIndex, "torch==" + c.Versions.Torch}
 	cmds := []Cmd{pip(p.Main, torch...), pip(p.Main, "--no-deps", "-r", p.Lock)}
+	if p.Overlay != "" {
+		cmds = append(cmds, pip(p.Main, "--no-deps", "--require-hashes", "--target", p.Overlay, "-r", p.OverlayLock),
+			Cmd{Argv: []string{p.Main, "-c", markComplete, filepath.Join(p.Overlay, ".complete"), OverlayLockFile}})
+	}
 	if !c.Tools.MTKPython {
 		return cmds
 	}
@@ -110,6 +126,10 @@ func Installs(c Config, p Python) []Cmd {
 		pip(venv, "--no-deps", "-r", p.ToolLock),
 		pip(venv, append([]string{"--no-deps"}, p.Wheels...)...))
 }
+
+// markComplete writes its first argument's file with the second as content: the overlay's
+// mark, written only after pip has put every file in place.
+const markComplete = "import sys; open(sys.argv[1], 'w').write(sys.argv[2] + '\\n')"
 
 func pip(python string, args ...string) Cmd {
 	return Cmd{Argv: append([]string{python, "-m", "pip", "install", "--progress-bar", "off"}, args...)}

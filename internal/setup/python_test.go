@@ -8,8 +8,9 @@ import (
 )
 
 // TestInstalls holds the pip command lines per backend: torch from the CPU index first,
-// then the lock file, both without dependencies; MediaTek's tool venv gets them again from
-// its own lock, then the SDK's two wheels.
+// then the lock file, both without dependencies, then the transformers overlay by hash into
+// its folder and its mark; MediaTek's tool venv gets them again from its own lock, then the
+// SDK's two wheels.
 func TestInstalls(t *testing.T) {
 	cpu := "--index-url https://download.pytorch.org/whl/cpu torch==" + configFor(t, "xnnpack").Versions.Torch
 	pip := "-m pip install --progress-bar off --no-deps"
@@ -18,9 +19,11 @@ func TestInstalls(t *testing.T) {
 		py      Python
 		want    []string
 	}{
-		{"xnnpack", Python{Main: "/py/3.11/bin/python3.11", Lock: "/w/export.cpu.txt"}, []string{
+		{"xnnpack", Python{Main: "/py/3.11/bin/python3.11", Lock: "/w/export.cpu.txt", Overlay: "/w/ov/transformers", OverlayLock: "/w/overlay.txt"}, []string{
 			"/py/3.11/bin/python3.11 " + pip + " " + cpu,
 			"/py/3.11/bin/python3.11 " + pip + " -r /w/export.cpu.txt",
+			"/py/3.11/bin/python3.11 " + pip + " --require-hashes --target /w/ov/transformers -r /w/overlay.txt",
+			"/py/3.11/bin/python3.11 -c " + markComplete + " /w/ov/transformers/.complete python/overlay.lock",
 		}},
 		{"qnn", Python{Main: "python3.11", Lock: "/w/export.cpu.txt"}, []string{
 			"python3.11 " + pip + " " + cpu,

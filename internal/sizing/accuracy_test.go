@@ -127,7 +127,18 @@ func measurements() []measured {
 		tinyRow("SmolLM2", s135, "HuggingFaceTB__SmolLM2-135M-Instruct", "xnnpack", 398_720),
 		tinyRow("LFM2.5", "LiquidAI/LFM2.5-1.2B-Instruct", "LiquidAI__LFM2.5-1.2B-Base", "xnnpack", 663_168),
 		tinyRow("Qwen3", q06, "Qwen__Qwen3-0.6B", "vulkan", 922_752),
+		tinyRow("Qwen3.5", "Qwen/Qwen3.5-0.8B", "Qwen__Qwen3.5-0.8B", "xnnpack", 300_032),
 	)
+	// tiny Qwen3.5s of 4 and 8 layers (3 and 6 of them gated DeltaNet), exported by hand on
+	// the CI toolchain: with the 2-layer one they fit the DeltaNet layer's program share
+	// (docs/research/new-families.md, "Qwen3.5 on the real toolchain")
+	for _, v := range []struct {
+		layers int
+		bytes  int64
+	}{{4, 419_712}, {8, 658_560}} {
+		out = append(out, measured{fmt.Sprintf("tiny Qwen3.5 %d-layer 8da4w", v.layers), "Qwen/Qwen3.5-0.8B", "xnnpack", 2048, "pte",
+			v.bytes, v.bytes, "new-families.md (exported here)", fmt.Sprintf("Qwen__Qwen3.5-0.8B-%d-layers", v.layers)})
+	}
 	return out
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
 	"github.com/experimentalmachines/exe-expo/internal/export"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/gate"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 	"github.com/experimentalmachines/exe-expo/internal/verify"
@@ -64,6 +65,9 @@ type Result struct {
 	// GateFidelityPositions are the positions of the fidelity text gate.json holds fp32's
 	// distribution at (0 for a reference made before the text was configured).
 	GateFidelityPositions int `json:"gate_fidelity_positions"`
+	// NoCodes says why the solve made the gate's reference alone and no codes (a family
+	// optimum-executorch builds: its export takes none); empty when it made codes.
+	NoCodes string `json:"no_codes,omitempty"`
 }
 
 // JSON is the result as solve.json holds it (and the CLI prints it): indented, without
@@ -104,6 +108,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	r := drivers.Runner{Python: o.Python, Dir: filepath.Join(ck.Work, "drivers"), Log: o.Log}
+	if ck.Checkpoint == "" {
+		return referenceOnly(ctx, o, r, ck, g, start)
+	}
 	set, rows, err := calibrate(ctx, o.Log, r, ck, cfg, g.Prompt)
 	if err != nil {
 		return Result{}, err
@@ -129,6 +136,27 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Seconds: time.Since(start).Seconds(), Damp: cfg.Export.Solve.Damp,
 		GateRows: len(ref.Rows), GateConfidentRows: len(ref.Confident), GateFidelityPositions: fidelityPositions(ref),
 	}
+	if err := report.WriteAtomic(filepath.Join(filepath.Dir(o.Out), "solve.json"), append(sum.JSON(), '\n')); err != nil {
+		return Result{}, err
+	}
+	return sum, nil
+}
+
+// referenceOnly is the solve of a model whose export takes no GPTQ codes: the gate's fp32
+// reference, which the workflow's verify job grades every file against, and solve.json
+// saying why there are no codes (the export job then builds without them).
+func referenceOnly(ctx context.Context, o Options, r drivers.Runner, ck *export.Checkpoint, g verify.Gate, start time.Time) (Result, error) {
+	why := "no GPTQ codes: " + ck.Source.ID + " is exported by " + family.RouteOptimum + ", which takes none; the gate's fp32 reference alone"
+	fmt.Fprintf(o.Log, "exe-expo: %s\n", why)
+	gatePath := filepath.Join(filepath.Dir(o.Out), "gate.json")
+	g.Source = ck.Dir
+	ref, err := g.Reference(ctx, r, gatePath)
+	if err != nil {
+		return Result{}, err
+	}
+	sum := Result{ModelID: ck.Source.ID, Revision: o.Revision, SHA: ck.Source.SHA, Gate: gatePath, NoCodes: why,
+		Seconds: time.Since(start).Seconds(), GateRows: len(ref.Rows), GateConfidentRows: len(ref.Confident),
+		GateFidelityPositions: fidelityPositions(ref)}
 	if err := report.WriteAtomic(filepath.Join(filepath.Dir(o.Out), "solve.json"), append(sum.JSON(), '\n')); err != nil {
 		return Result{}, err
 	}

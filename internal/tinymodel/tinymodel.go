@@ -46,9 +46,9 @@ type Family struct {
 	License string
 }
 
-// Families are every family export_llm builds for XNNPACK and Vulkan. SmolLM3 is not
-// among them: the pinned ExecuTorch's export_llm does not offer it (config/runtime-facts.yaml). LFM2 goes by LFM2.5, the
-// generation the app publishes, built from the Base checkpoint's files (the same
+// Families are every family the tests export: those export_llm builds for XNNPACK and
+// Vulkan, and Gemma 3 and SmolLM3 (exported through optimum-executorch). LFM2 goes by
+// LFM2.5, the generation the app publishes, built from the Base checkpoint's files (the same
 // architecture and tokenizer; families/SOURCES.md).
 var Families = []Family{
 	{Name: "qwen3", ID: "Qwen/Qwen3-0.6B", License: "license: apache-2.0\nlicense_link: https://huggingface.co/Qwen/Qwen3-0.6B/blob/main/LICENSE\n"},
@@ -57,6 +57,9 @@ var Families = []Family{
 	{Name: "smollm2", ID: "HuggingFaceTB/SmolLM2-135M-Instruct", License: "license: apache-2.0\n"},
 	{Name: "lfm2.5", ID: "LiquidAI/LFM2.5-1.2B-Instruct", Files: "LiquidAI/LFM2.5-1.2B-Base", License: "license: other\nlicense_name: lfm1.0\nlicense_link: LICENSE\n"},
 	{Name: "phi4mini", ID: "microsoft/Phi-4-mini-instruct", License: "license: mit\nlicense_link: https://huggingface.co/microsoft/Phi-4-mini-instruct/resolve/main/LICENSE\n"},
+	{Name: "qwen3.5", ID: "Qwen/Qwen3.5-0.8B", License: "license: apache-2.0\nlicense_link: https://huggingface.co/Qwen/Qwen3.5-0.8B/blob/main/LICENSE\n"},
+	{Name: "gemma3", ID: "google/gemma-3-270m-it", License: "license: gemma\n"},
+	{Name: "smollm3", ID: "HuggingFaceTB/SmolLM3-3B", License: "license: apache-2.0\n"},
 }
 
 // Card is the tiny model's model card (README.md): YAML front matter with the real card's

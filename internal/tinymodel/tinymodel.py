@@ -35,12 +35,19 @@ def fail(message):
     sys.exit(1)
 
 
+# Tokens a family's tokenizer names beside bos/eos/pad/unk, which transformers would append
+# past the tiny vocabulary if it lacked them: GemmaTokenizer's default mask_token "<mask>"
+# (id 4 in the real vocabulary) and Gemma's extra_special_tokens for images.
+IMPLIED_TOKENS = {"gemma3_text": {"<mask>", "<start_of_image>", "<end_of_image>", "<image_soft_token>"}}
+
+
 def special_tokens(tok_cfg, template, config, gen):
     """The added tokens this family's files name, in their original order: those the chat
     template uses, the named bos/eos/pad/unk, and those config ids point at."""
     added = {int(k): v["content"] for k, v in tok_cfg.get("added_tokens_decoder", {}).items()}
     named = {tok_cfg.get(k) for k in ("bos_token", "eos_token", "pad_token", "unk_token")}
     named = {n["content"] if isinstance(n, dict) else n for n in named if n}
+    named |= IMPLIED_TOKENS.get(config.get("model_type"), set())
     ids = set()
     for src in (config, config.get("text_config") or {}, gen or {}):
         for k in ("bos_token_id", "eos_token_id", "pad_token_id") + QWEN35_TOKEN_KEYS:
@@ -54,7 +61,43 @@ def special_tokens(tok_cfg, template, config, gen):
     return keep
 
 
-def train_tokenizer(specials, corpus):
+def train_gemma_tokenizer(specials, corpus, special_flag):
+    """Gemma's kind of tokenizer: BPE over "▁"-for-space text with byte fallback (the 256
+    <0xNN> tokens after the special tokens, as Gemma's vocabulary has them), the pipeline
+    transformers 5's GemmaTokenizer rebuilds whatever tokenizer.json says (a byte-level
+    tokenizer.json would read every space as <unk> there), so transformers and the runner,
+    which reads tokenizer.json, split text alike."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    added = [AddedToken(c, special=special_flag.get(c, True), normalized=False) for _, c in specials]
+    pipeline = dict(normalizer=normalizers.Replace(" ", "▁"),
+                    pre_tokenizer=pre_tokenizers.Split(" ", "merged_with_previous"))
+    byte_tokens = ["<0x%02X>" % b for b in range(256)]
+    probe = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True, byte_fallback=True))
+    probe.normalizer, probe.pre_tokenizer = pipeline["normalizer"], pipeline["pre_tokenizer"]
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB - len(byte_tokens), show_progress=False,
+                                  special_tokens=added)
+    probe.train_from_iterator(corpus, trainer=trainer)
+    trained = json.loads(probe.to_str())["model"]
+    n = len(specials)
+    vocab = {t: i if i < n else i + len(byte_tokens) for t, i in trained["vocab"].items()}
+    vocab.update({t: n + i for i, t in enumerate(byte_tokens)})
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>", fuse_unk=True,
+                               byte_fallback=True))
+    tok.normalizer, tok.pre_tokenizer = pipeline["normalizer"], pipeline["pre_tokenizer"]
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    tok.add_tokens(added)
+    # add_tokens marks every token special whatever AddedToken says; set the real flags
+    # (Gemma's "\n" and "\n\n" are plain added tokens, decoded as text).
+    spec = json.loads(tok.to_str())
+    for t in spec["added_tokens"]:
+        t["special"] = special_flag.get(t["content"], True)
+    return Tokenizer.from_str(json.dumps(spec))
+
+
+def train_tokenizer(specials, corpus, kind=None, special_flag=None):
+    if kind == "gemma3_text":
+        return train_gemma_tokenizer(specials, corpus, special_flag or {})
     from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
     tok = Tokenizer(models.BPE())
     # The split Qwen's and Llama 3's tokenizer.json use, then byte-level mapping.
@@ -120,6 +163,19 @@ def scale(config, remap):
             c[key] = c[key][:layers]
     if "max_window_layers" in c:
         c["max_window_layers"] = layers
+    if kind == "gemma3_text":
+        # One sliding-window layer, then one global layer (the real model has five, then one),
+        # so both kinds and both RoPE thetas are met; the pattern says the same. The real
+        # sliding_window (512) stays. Gemma scales queries by query_pre_attn_scalar**-0.5,
+        # which the real config sets to its head_dim (256); it follows the tiny head_dim, so
+        # the scale stays the real 1/sqrt(head_dim) (256 with heads of 16 would flatten the
+        # attention fourfold, a model the real one is not).
+        c.update(layer_types=["sliding_attention", "full_attention"], _sliding_window_pattern=2,
+                 query_pre_attn_scalar=HEAD_DIM)
+    if kind == "smollm3":
+        # no_rope_layers holds 1 for a layer that uses RoPE, 0 for one that does not (NoPE;
+        # the real model: every 4th); one of each, and the interval that derives the same list.
+        c.update(no_rope_layers=[1, 0], no_rope_layer_interval=2)
     if kind == "lfm2":
         # One conv layer, then one attention layer; the FFN width as LFM2 derives it
         # (2/3 of block_ff_dim, rounded up to block_multiple_of) comes out at 128.
@@ -146,14 +202,21 @@ def scale(config, remap):
     return c
 
 
-def teach(torch, model, folder, plan):
+# The token that ends an assistant turn where it is not the tokenizer's eos_token: Gemma's
+# eos_token is <eos>, its chat template closes every turn with <end_of_turn> (the real
+# generation_config stops at both).
+END_OF_TURN = {"gemma3_text": "<end_of_turn>"}
+
+
+def teach(torch, model, folder, plan, kind):
     """Teach the model plan["reply"] after every conversation's generation prompt: one
     right-padded batch, the loss on the reply and end-of-turn tokens alone."""
     if not plan:
         return None
     from transformers import AutoTokenizer
     tok = AutoTokenizer.from_pretrained(folder)
-    reply = tok.encode(plan["reply"], add_special_tokens=False) + [tok.eos_token_id]
+    end = tok.convert_tokens_to_ids(END_OF_TURN[kind]) if kind in END_OF_TURN else tok.eos_token_id
+    reply = tok.encode(plan["reply"], add_special_tokens=False) + [end]
     seqs, starts = [], []
     for c in plan["conversations"]:
         ids = tok.apply_chat_template(c["messages"], tools=c.get("tools") or None,
@@ -191,7 +254,8 @@ def main():
     if not template:
         fail("no chat template: tokenizer_config.json has none and the plan gives none")
     specials = special_tokens(tok_cfg, template, config, gen)
-    tok = train_tokenizer(specials, plan["corpus"])
+    special_flag = {v["content"]: v.get("special", True) for v in tok_cfg.get("added_tokens_decoder", {}).values()}
+    tok = train_tokenizer(specials, plan["corpus"], config["model_type"], special_flag)
     new_id = {c: tok.token_to_id(c) for _, c in specials}
     old_to_new = {i: new_id[c] for i, c in specials}
 
@@ -221,7 +285,7 @@ def main():
     # Qwen3.5 is built whole, as it is released (Qwen3_5ForConditionalGeneration).
     cls = AutoModelForImageTextToText if config["model_type"] == "qwen3_5" else AutoModelForCausalLM
     model = cls.from_config(AutoConfig.from_pretrained(out), dtype=torch.float32)
-    taught = teach(torch, model, out, plan.get("teach"))
+    taught = teach(torch, model, out, plan.get("teach"), config["model_type"])
     model.to(torch.bfloat16).save_pretrained(out, safe_serialization=True)
     # save_pretrained rewrites config.json and generation_config.json with transformers' own
     # keys; keep ours (the real files' keys, tiny values), as a model on the Hub has them.

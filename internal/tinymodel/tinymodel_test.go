@@ -21,6 +21,9 @@ func TestCards(t *testing.T) {
 		"smollm2":  {"apache-2.0", "", ""},
 		"lfm2.5":   {"other", "lfm1.0", "LICENSE"},
 		"phi4mini": {"mit", "", "https://huggingface.co/microsoft/Phi-4-mini-instruct/resolve/main/LICENSE"},
+		"qwen3.5":  {"apache-2.0", "", "https://huggingface.co/Qwen/Qwen3.5-0.8B/blob/main/LICENSE"},
+		"gemma3":   {"gemma", "", ""},
+		"smollm3":  {"apache-2.0", "", ""},
 	}
 	require.Len(t, tinymodel.Families, len(want))
 	for _, f := range tinymodel.Families {

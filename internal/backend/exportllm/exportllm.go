@@ -17,8 +17,13 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/sizing"
 )
 
-// Supports refuses what export_llm's model cannot express for this family.
+// Supports refuses what export_llm's model cannot express for this family; a family
+// optimum-executorch builds (Gemma 3, SmolLM3) is loaded by transformers' own class, which
+// the family table already matched.
 func Supports(_ *config.Config, src *model.Source, fam *family.Family) string {
+	if fam != nil && fam.Route.Tool == family.RouteOptimum {
+		return ""
+	}
 	if _, err := family.XNNPACKPlan(fam, src.Config); err != nil {
 		return err.Error()
 	}

@@ -86,6 +86,9 @@ type llmJob struct {
 
 // Build is the recipe builder of one export_llm backend.
 func (t Recipe) Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
+	if fam, err := req.Family(); err == nil && fam.Route.Tool == family.RouteOptimum {
+		return t.buildOptimum(cfg, req)
+	}
 	j, err := t.job(cfg, req)
 	if err != nil {
 		return nil, err
