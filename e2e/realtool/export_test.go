@@ -195,11 +195,16 @@ func TestExportXNNPACK(t *testing.T) {
 var gatedFamilies = map[string]bool{"phi4mini": true, "qwen3.5": true, "gemma3": true, "smollm3": true}
 
 // gateBothWays grades an export against its own source's fp32 reference (made by the gate
-// from the source: graded and passed) and against another model's, taught another reply
-// (failed, and further from it by every fidelity figure).
-func gateBothWays(t *testing.T, e exported, family string) {
+// from the source, or for a family optimum-executorch builds by the solve, as the workflow
+// makes it: graded and passed) and against another model's, taught another reply (failed,
+// and further from it by every fidelity figure).
+func gateBothWays(t *testing.T, e exported, name string) {
 	t.Helper()
-	mustExeExpo(t, "gate", e.out, "--source", e.model, "--reference", filepath.Join(t.TempDir(), "own-gate.json"), "--python", python(t))
+	own := filepath.Join(t.TempDir(), "own-gate.json")
+	if e.report.Recipe["route"] == family.RouteOptimum {
+		own = solveReference(t, e, name)
+	}
+	mustExeExpo(t, "gate", e.out, "--source", e.model, "--reference", own, "--python", python(t))
 	r := readReport(t, e)
 	require.NotNil(t, r.Gate)
 	assert.True(t, r.Gate.Passed, "gate against its own source: %v", r.Gate.Problems)
@@ -208,7 +213,7 @@ func gateBothWays(t *testing.T, e exported, family string) {
 	t.Logf("gate against its own source: %.3f (fp32 %.3f) on %d rows; next token %.4f over %d positions, mean KL %.5f (max %.4f)",
 		r.Gate.ExportMean, r.Gate.FP32Mean, r.Gate.Graded, right.NextTokenAgreement, right.Positions, right.MeanKL, right.MaxKL)
 
-	other := tiny(t, family, replyB, 2)
+	other := tiny(t, name, replyB, 2)
 	code, out, errOut := exeExpo(t, "gate", e.out, "--source", other, "--reference", filepath.Join(t.TempDir(), "other-gate.json"), "--python", python(t))
 	assert.Equal(t, 2, code, "gate against another model's reference must fail\n%s\n%s", out, lastLines(errOut, 20))
 	r = readReport(t, e)
@@ -219,6 +224,28 @@ func gateBothWays(t *testing.T, e exported, family string) {
 		r.Gate.ExportMean, r.Gate.FP32Mean, r.Gate.Graded, wrong.NextTokenAgreement, wrong.Positions, wrong.MeanKL, wrong.MaxKL)
 	assert.Less(t, wrong.NextTokenAgreement, right.NextTokenAgreement, "the file agrees less with another model than with its source")
 	assert.Greater(t, wrong.MeanKL, right.MeanKL, "the file is further from another model than from its source")
+}
+
+// solveReference runs exe-expo solve on a model whose route takes no GPTQ codes: it must
+// make the gate's fp32 reference alone, say why in solve.json, and write no codes, so the
+// workflow's export job builds without them and its verify job still gates every file.
+func solveReference(t *testing.T, e exported, name string) string {
+	t.Helper()
+	f, err := tinymodel.Lookup(name)
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "codes")
+	mustExeExpo(t, "solve", e.model, "--id", f.ID, "--out", filepath.Join(dir, "codes.pt"), "--work", filepath.Join(t.TempDir(), "solve-work"), "--python", python(t))
+	assert.NoFileExists(t, filepath.Join(dir, "codes.pt"), "no codes for optimum-executorch's route")
+	var solved struct {
+		Linears               int    `json:"linears"`
+		NoCodes               string `json:"no_codes"`
+		GateFidelityPositions int    `json:"gate_fidelity_positions"`
+	}
+	readJSON(t, filepath.Join(dir, "solve.json"), &solved)
+	assert.Zero(t, solved.Linears)
+	assert.Contains(t, solved.NoCodes, "exported by optimum-executorch, which takes none")
+	assert.Equal(t, 2048, solved.GateFidelityPositions, "gate.json holds fp32 on the fidelity text")
+	return filepath.Join(dir, "gate.json")
 }
 
 // TestExportVulkan exports through the real export_llm with the Vulkan partitioner, which
