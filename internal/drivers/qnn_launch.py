@@ -213,6 +213,7 @@ def record_datasets(record):
 
 
 def is_qdq(node):
+    """Whether node is a quantize or dequantize op (torch's quantized_decomposed or torchao's)."""
     return node.op == "call_function" and "quantize" in str(node.target)
 
 
@@ -233,12 +234,14 @@ def constants(module):
 
 
 def attr(module, target):
+    """The tensor a get_attr target names (dotted, as fx writes it)."""
     for a in target.split("."):
         module = getattr(module, a)
     return module
 
 
 def set_attr(module, target, value):
+    """Replaces the tensor a get_attr target names."""
     *path, last = target.split(".")
     for a in path:
         module = getattr(module, a)
@@ -308,6 +311,14 @@ def calibrate_at(window, record):
     hybrid.__init__, hybrid.quantize, wrappers.DataConfig = building, quantizing, ShortRows
 
 
+def script_flag(script_args, flag):
+    """The value llama.py's command line gives flag, or None."""
+    for i, a in enumerate(script_args[:-1]):
+        if a == flag:
+            return script_args[i + 1]
+    return None
+
+
 def flagged_files(record, script_args):
     """The model files the script's own flags name."""
     for i, a in enumerate(script_args[:-1]):
@@ -331,6 +342,13 @@ def main(argv=None):
     served = [args.repo, args.snapshot, args.checkpoint]
     if any(served) and not all(served):
         raise SystemExit("qnn_launch: --repo, --snapshot and --checkpoint go together")
+    if args.calib_window is not None:
+        window = script_flag(script_args, "--max_context_len")
+        if window is None:
+            raise SystemExit("qnn_launch: --calib-window %d needs the window it calibrates for, and llama.py's arguments give no --max_context_len" % args.calib_window)
+        if not 0 < args.calib_window < int(window):
+            raise SystemExit("qnn_launch: --calib-window %d must be below the script's --max_context_len (%s): "
+                             "a calibration window is only worth building a window longer than it" % (args.calib_window, window))
     record = {"repo": args.repo, "read": [], "calibration": None, "datasets": []}
     log("torchtune: " + provide_torchtune())
     if args.repo:
