@@ -142,7 +142,12 @@ type QNNRecipe struct {
 	MaxContextLen int      `yaml:"max_context_len"`
 	CalibTasks    []string `yaml:"calib_tasks"`
 	CalibLimit    int      `yaml:"calib_limit"`
-	Runners       []string `yaml:"runners"`
+	// CalibWindow, when set, is the window every longer one is calibrated at: llama.py's
+	// calibration grows faster than the window (docs/research/qnn-calibration.md), and the
+	// encodings a window's graph gets from a calibration at this length match its own
+	// (e2e/realtool TestQNNSharedCalibration). 0 calibrates each window at its own length.
+	CalibWindow int      `yaml:"calib_window"`
+	Runners     []string `yaml:"runners"`
 }
 
 // MTKRecipe drives ExecuTorch's examples/mediatek scripts.

@@ -200,6 +200,7 @@ func (c *Config) validateExport(v *validator) {
 	v.check(q.MaxContextLen >= q.PrefillARLen, "export.qnn.max_context_len", "%d is below prefill_ar_len %d", q.MaxContextLen, q.PrefillARLen)
 	v.check(len(q.CalibTasks) > 0, "export.qnn.calib_tasks", "no calibration task")
 	v.check(q.CalibLimit > 0, "export.qnn.calib_limit", "must be positive")
+	v.check(q.CalibWindow == 0 || q.CalibWindow >= q.PrefillARLen, "export.qnn.calib_window", "%d is below prefill_ar_len %d (0 calibrates every window at its own length)", q.CalibWindow, q.PrefillARLen)
 	c.checkRunners(v, "export.qnn.runners", q.Runners)
 	m := e.MediaTek
 	c.checkChips(v, "export.mediatek.socs", m.SoCs)

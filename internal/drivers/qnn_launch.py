@@ -1,7 +1,7 @@
 """Run ExecuTorch's Qualcomm LLM script on the files the plan resolved, and record what it read.
 
 exe-expo driver: command line in (the recipe decides every flag), the script's own output.
-  qnn_launch.py --record inputs.json [--repo ID --snapshot DIR --checkpoint FILE] -- ARGS
+  qnn_launch.py --record inputs.json [--repo ID --snapshot DIR --checkpoint FILE] [--calib-window N] -- ARGS
 ARGS are llama.py's (examples/qualcomm/oss_scripts/llama/llama.py), run in this process.
 
 --repo, --snapshot, --checkpoint: ExecuTorch's script (1.4.0 and 1.5.1 alike) loads a
@@ -23,12 +23,28 @@ torchtune: the script's package imports the weight converters of every decoder i
   serves get_mapped_key from ExecuTorch's own copy (examples/models/checkpoint.py, the
   same mapping), and FullModelHFCheckpointer stops the run with a sentence that names the
   model: no conversion of ours stands in for torchtune's.
+--calib-window N: calibrate at N tokens and build the deployed window from that calibration.
+  llama.py calibrates a graph as long as --max_context_len, every calibration row padded to
+  it, so its forward passes grow faster than the window and SeqMSE's search (recipes with
+  seq_mse_candidates) linearly with it (docs/research/qnn-calibration.md). The encodings
+  depend on the weights and on the activations of the rows, not on the cache length, so the
+  launcher builds a second calibration decoder at N (its rows cut at N), calibrates that one,
+  and gives the deployed window's own calibration graph its encodings with llama.py's
+  HybridTextDecoder._encoding_override, the same node-by-node copy the script uses from its
+  calibration graph to the decode and prefill graphs. That copy also replaces the graph's
+  constants (the RoPE tables, max_context_len rows, quantized like weights), which would give
+  the long window the short window's table: the deployed graph keeps every constant whose
+  shape differs from the calibrated graph's, with its own encoding. The deployed graph then sees one forward pass (convert_pt2e needs
+  its observers fed) instead of the calibration, and everything after (decode and prefill
+  encodings, the QDQ program, the lowering) runs as without the option. N must be below the
+  window; QAT is refused (it trains the calibration graph itself).
 --record: written after the script succeeds, as JSON:
   {"repo": ID or null,
    "read": [{"what": "checkpoint" | "tokenizer" | "params", "path": file or folder}],
    "calibration": {"tasks", "limit", "num_fewshot", "sequences", "tokens", "tokens_sha256",
                    "datasets": [{"path", "name", "revision", "splits": {split: {"rows",
-                                 "fingerprint"}}}]} or null}
+                                 "fingerprint"}}}]} or null,
+   "calib_window": {"window": N, "kept_constants": ["target RxC (was given rxc)"]}, only with --calib-window}
   "read" holds what the script was served and the model files its flags name; tokens_sha256
   hashes the token rows calibration ran on (one JSON list of ids per line), so two exports
   whose digests agree calibrated on the same tokens; "datasets" are lm_eval's
@@ -37,6 +53,9 @@ torchtune: the script's package imports the weight converters of every decoder i
 """
 
 import argparse
+import dataclasses
+import copy
+import gc
 import hashlib
 import importlib
 import importlib.metadata
@@ -193,6 +212,113 @@ def record_datasets(record):
     datasets.load_dataset = loading
 
 
+def is_qdq(node):
+    """Whether node is a quantize or dequantize op (torch's quantized_decomposed or torchao's)."""
+    return node.op == "call_function" and "quantize" in str(node.target)
+
+
+def constants(module):
+    """Each get_attr node of module's graph with its tensor and the arguments of the quantize
+    and dequantize ops that read it (its encoding), as they are now."""
+    out = {}
+    for n in module.graph.nodes:
+        if n.op != "get_attr":
+            continue
+        chain, todo = {}, [u for u in n.users if is_qdq(u)]
+        while todo:
+            u = todo.pop()
+            chain[u] = u.args
+            todo.extend(v for v in u.users if is_qdq(v))
+        out[n] = (attr(module, n.target), chain)
+    return out
+
+
+def attr(module, target):
+    """The tensor a get_attr target names (dotted, as fx writes it)."""
+    for a in target.split("."):
+        module = getattr(module, a)
+    return module
+
+
+def set_attr(module, target, value):
+    """Replaces the tensor a get_attr target names."""
+    *path, last = target.split(".")
+    for a in path:
+        module = getattr(module, a)
+    setattr(module, last, value)
+
+
+def calibrate_at(window, record):
+    """Calibrates a window-token decoder and gives its encodings to the deployed one (--calib-window)."""
+    wrappers = importlib.import_module(LLAMA + ".wrappers.llm_wrappers")
+    hybrid, mode = wrappers.HybridTextDecoder, wrappers.Mode
+    init, quantize, data_config = hybrid.__init__, hybrid.quantize, wrappers.DataConfig
+
+    def building(self, control_args, config, *args, **kwargs):
+        init(self, control_args, config, *args, **kwargs)
+        deployed = control_args.max_context_len
+        if control_args.qat:
+            raise SystemExit("qnn_launch: --calib-window calibrates by post-training quantization, and this run asks for QAT, which trains the calibration graph itself")
+        if not 0 < window < deployed:
+            raise SystemExit("qnn_launch: --calib-window %d must be below the window being built (%d tokens)" % (window, deployed))
+        short = copy.copy(control_args)
+        short.max_context_len, short.max_seq_len = window, min(control_args.max_seq_len, window)
+        self.exe_expo_deployed = self.calibration_prefill
+        self.calibration_prefill = wrappers.TextDecoder(short, config, mode.CALIBRATE, *args, **kwargs)
+        log("calibration graph built at %d tokens for the %d-token window" % (window, deployed))
+
+    class ShortRows:
+        """DataConfig whose rows are cut at the calibration window, not the deployed one."""
+
+        @staticmethod
+        def from_args(args):
+            return dataclasses.replace(data_config.from_args(args), max_context_len=window)
+
+    def quantizing(self, request):
+        quantize(self, request)  # calibrates self.calibration_prefill: the short graph
+        deployed = self.exe_expo_deployed
+        short = self.calibration_prefill
+        if request.method_data[wrappers.TEXT_DECODER].skip_quantize:
+            self.calibration_prefill = deployed
+            return
+        # convert the deployed graph after one pass over its example input (the script's own
+        # path for graphs it does not calibrate), then replace its encodings by the short one's
+        deployed.mode = mode.DECODE
+        try:
+            deployed.quantize(request)
+        finally:
+            deployed.mode = mode.CALIBRATE
+        own = constants(deployed.decoder)
+        self._encoding_override(quantized_model=short.decoder, unquantized_model=deployed.decoder, override_kv_cache=False)
+        kept = []
+        for n, (v, chain) in own.items():
+            copied = attr(deployed.decoder, n.target)
+            if copied.shape != v.shape:  # a table with a row per position: the window's own, and its encoding
+                set_attr(deployed.decoder, n.target, v)
+                for u, args in chain.items():
+                    u.args = args
+                kept.append("%s %s (was given %s)" % (n.target, "x".join(map(str, v.shape)), "x".join(map(str, copied.shape))))
+        deployed.decoder.recompile()
+        if self.apply_embedding:
+            self._encoding_override(quantized_model=short.tok_embedding, unquantized_model=deployed.tok_embedding, override_kv_cache=False)
+        record["calib_window"] = {"window": window, "kept_constants": kept}
+        log("encodings calibrated at %d tokens copied to the %d-token graph; its own constants kept: %s"
+            % (window, deployed.meta["get_max_context_len"], ", ".join(kept) or "none"))
+        self.calibration_prefill = deployed
+        del short
+        gc.collect()
+
+    hybrid.__init__, hybrid.quantize, wrappers.DataConfig = building, quantizing, ShortRows
+
+
+def script_flag(script_args, flag):
+    """The value llama.py's command line gives flag, or None."""
+    for i, a in enumerate(script_args[:-1]):
+        if a == flag:
+            return script_args[i + 1]
+    return None
+
+
 def flagged_files(record, script_args):
     """The model files the script's own flags name."""
     for i, a in enumerate(script_args[:-1]):
@@ -210,11 +336,19 @@ def main(argv=None):
     p.add_argument("--repo")
     p.add_argument("--snapshot")
     p.add_argument("--checkpoint")
+    p.add_argument("--calib-window", type=int)
     args = p.parse_args(argv[:cut])
     script_args = argv[cut + 1:]
     served = [args.repo, args.snapshot, args.checkpoint]
     if any(served) and not all(served):
         raise SystemExit("qnn_launch: --repo, --snapshot and --checkpoint go together")
+    if args.calib_window is not None:
+        window = script_flag(script_args, "--max_context_len")
+        if window is None:
+            raise SystemExit("qnn_launch: --calib-window %d needs the window it calibrates for, and llama.py's arguments give no --max_context_len" % args.calib_window)
+        if not 0 < args.calib_window < int(window):
+            raise SystemExit("qnn_launch: --calib-window %d must be below the script's --max_context_len (%s): "
+                             "a calibration window is only worth building a window longer than it" % (args.calib_window, window))
     record = {"repo": args.repo, "read": [], "calibration": None, "datasets": []}
     log("torchtune: " + provide_torchtune())
     if args.repo:
@@ -222,6 +356,8 @@ def main(argv=None):
     flagged_files(record, script_args)
     record_datasets(record)
     record_calibration(record)
+    if args.calib_window is not None:
+        calibrate_at(args.calib_window, record)
     sys.argv = ["llama.py"] + script_args
     runpy.run_module(LLAMA + ".llama", run_name="__main__", alter_sys=True)
     del record["datasets"]

@@ -156,6 +156,10 @@ func TestQNNLaunchRefusals(t *testing.T) {
 			[]string{"--decoder_model", "qwen3-0_6b"}, "the script asked for the tokenizer of Qwen/Qwen3-0.6B, and this export holds Other/Model"},
 		{"half the serving flags", []string{"--repo", "Qwen/Qwen3-0.6B"},
 			[]string{"--decoder_model", "qwen3-0_6b"}, "--repo, --snapshot and --checkpoint go together"},
+		{"calibration window as long as the window", []string{"--calib-window", "2048"},
+			[]string{"--decoder_model", "qwen3-0_6b", "--max_context_len", "2048"}, "--calib-window 2048 must be below the script's --max_context_len (2048)"},
+		{"calibration window without a window", []string{"--calib-window", "2048"},
+			[]string{"--decoder_model", "qwen3-0_6b"}, "--calib-window 2048 needs the window it calibrates for, and llama.py's arguments give no --max_context_len"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

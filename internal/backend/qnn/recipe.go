@@ -48,6 +48,13 @@ func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 	if !meta { // the script loads these by Hub id: the launcher serves them from the download
 		argv = append(argv, "--repo", src.ID, "--snapshot", req.SourceDir, "--checkpoint", filepath.Join(req.Work, CheckpointFile))
 	}
+	calibration := map[string]any{"tasks": q.CalibTasks, "limit": q.CalibLimit, "window": req.Window}
+	calibratedAt := ""
+	if q.CalibWindow > 0 && req.Window > q.CalibWindow { // the calibration's cost grows faster than the window
+		argv = append(argv, "--calib-window", strconv.Itoa(q.CalibWindow))
+		calibration["window"] = q.CalibWindow
+		calibratedAt = fmt.Sprintf(" at %d tokens", q.CalibWindow)
+	}
 	argv = append(argv, "--", "--decoder_model", decoder, "--soc_model", req.SoC, "--compile_only",
 		"--model_mode", q.ModelMode, "--max_seq_len", w, "--max_context_len", w,
 		"--prefill_ar_len", strconv.Itoa(q.PrefillARLen),
@@ -79,10 +86,10 @@ func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		Fields: map[string]any{
 			"decoder_model": decoder, "params": params, "model_mode": q.ModelMode,
 			"prefill_ar_len": q.PrefillARLen, "max_context_len": req.Window,
-			"calibration": map[string]any{"tasks": q.CalibTasks, "limit": q.CalibLimit},
+			"calibration": calibration,
 			"label":       fmt.Sprintf("QNN HTP, ExecuTorch %s recipe", decoder),
-			"description": fmt.Sprintf("ExecuTorch %s Qualcomm LLM script (%s): %s mode with %s, %d-token prefill graph over a %d-token cache, calibrated on %s (limit %d), compiled with QAIRT %s for %s (%s).",
-				cfg.Versions.ExecuTorch, decoder, q.ModelMode, methods, q.PrefillARLen, req.Window, strings.Join(q.CalibTasks, ", "), q.CalibLimit, cfg.Versions.QAIRT, req.SoC, chip.Name),
+			"description": fmt.Sprintf("ExecuTorch %s Qualcomm LLM script (%s): %s mode with %s, %d-token prefill graph over a %d-token cache, calibrated on %s (limit %d)%s, compiled with QAIRT %s for %s (%s).",
+				cfg.Versions.ExecuTorch, decoder, q.ModelMode, methods, q.PrefillARLen, req.Window, strings.Join(q.CalibTasks, ", "), q.CalibLimit, calibratedAt, cfg.Versions.QAIRT, req.SoC, chip.Name),
 		},
 	}, nil
 }
