@@ -128,6 +128,8 @@ func measurements() []measured {
 		tinyRow("LFM2.5", "LiquidAI/LFM2.5-1.2B-Instruct", "LiquidAI__LFM2.5-1.2B-Base", "xnnpack", 663_168),
 		tinyRow("Qwen3", q06, "Qwen__Qwen3-0.6B", "vulkan", 922_752),
 		tinyRow("Qwen3.5", "Qwen/Qwen3.5-0.8B", "Qwen__Qwen3.5-0.8B", "xnnpack", 300_032),
+		tinyRow("Gemma 3", "google/gemma-3-270m-it", "google__gemma-3-270m-it", "xnnpack", 164_992),
+		tinyRow("SmolLM3", "HuggingFaceTB/SmolLM3-3B", "HuggingFaceTB__SmolLM3-3B", "xnnpack", 126_848),
 	)
 	// tiny Qwen3.5s of 4 and 8 layers (3 and 6 of them gated DeltaNet), exported by hand on
 	// the CI toolchain: with the 2-layer one they fit the DeltaNet layer's program share
@@ -138,6 +140,18 @@ func measurements() []measured {
 	}{{4, 419_712}, {8, 658_560}} {
 		out = append(out, measured{fmt.Sprintf("tiny Qwen3.5 %d-layer 8da4w", v.layers), "Qwen/Qwen3.5-0.8B", "xnnpack", 2048, "pte",
 			v.bytes, v.bytes, "new-families.md (exported here)", fmt.Sprintf("Qwen__Qwen3.5-0.8B-%d-layers", v.layers)})
+	}
+	// tiny Gemma 3s and a SmolLM3 of 4 layers, exported by hand the same way: with the
+	// 2-layer ones they fit optimum-executorch's graph share per family
+	for _, v := range []struct {
+		what, id, folder string
+		bytes            int64
+	}{
+		{"Gemma 3 3-sliding+full", "google/gemma-3-270m-it", "google__gemma-3-270m-it-sssf", 261_504},
+		{"Gemma 3 sliding+3-full", "google/gemma-3-270m-it", "google__gemma-3-270m-it-sfff", 253_952},
+		{"SmolLM3 4-layer", "HuggingFaceTB/SmolLM3-3B", "HuggingFaceTB__SmolLM3-3B-4-layers", 202_496},
+	} {
+		out = append(out, measured{"tiny " + v.what + " 8da4w", v.id, "xnnpack", 2048, "pte", v.bytes, v.bytes, "new-families.md (exported here)", v.folder})
 	}
 	return out
 }

@@ -2,7 +2,7 @@ package xnnpack
 
 import (
 	"github.com/experimentalmachines/exe-expo/internal/backend/exportllm"
-	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/sizing"
 )
 
@@ -58,8 +58,8 @@ func LinearBytesPerParam(qmode string) (float64, error) { return sizing.PerParam
 // linears by qmode, the DeltaNet weights the export leaves fp32 (Qwen3.5's convolutions,
 // gates and norms; none for other models), RoPE tables for the window over the rotated
 // dimensions, each layer's program and delegate graph, and the file's fixed part.
-// optimum-executorch's files (Gemma 3, SmolLM3) are sized by the same terms less the RoPE
-// tables: none of theirs has been measured yet.
+// optimum-executorch's files (Gemma 3, SmolLM3) are sized by the same per-parameter terms
+// less the RoPE tables, with their own graph share (optimumGraph).
 func PTEBytes(m sizing.Model, qmode string, window int) (int64, error) {
 	bpl, err := LinearBytesPerParam(qmode)
 	if err != nil {
@@ -69,12 +69,32 @@ func PTEBytes(m sizing.Model, qmode string, window int) (int64, error) {
 	raw := float64(a.EmbeddingParams())*sizing.EmbeddingInt8 + float64(a.LinearParams())*bpl +
 		float64(a.DeltaNetExtraParams())*sizing.LinearFP32 + float64(window)*float64(m.RotaryDim())*m.RopeBytes()
 	return sizing.AddBytes(sizing.FloatBytes(raw), sizing.MulBytes(a.Vocab, sizing.EmbeddingScaleBytes),
-		graphBytes(a), PTEFixedBytes), nil
+		graphBytes(m), PTEFixedBytes), nil
+}
+
+// optimumGraph is the program and delegate graph of optimum-executorch's files, per family:
+// bytes a full-attention layer, a sliding-window layer, and once a file (PTEFixedBytes's
+// part included). Their graphs are transformers' modules traced whole, not export_llm's, and
+// differ from it and from each other: Gemma 3's four norms a layer, its ring caches' masks
+// and two RoPEs, SmolLM3's lean layers. Fitted exactly on real tiny files of 2 and 4 layers
+// (Gemma 3: sliding+full, 3 sliding+full, sliding+3 full; SmolLM3: 2 and 4), each within
+// 0.02% with them, 19.5% over (Gemma 3) and 8.2% under (SmolLM3) export_llm's terms
+// (docs/research/new-families.md, "Gemma 3 and SmolLM3 on the real toolchain").
+var optimumGraph = map[string]struct{ Layer, Sliding, Fixed int64 }{
+	"gemma3":  {Layer: 23_750, Sliding: 27_500, Fixed: 32_300},
+	"smollm3": {Layer: 17_100, Fixed: 11_250},
 }
 
 // graphBytes is the layers' share of the program and delegate graphs, with the DeltaNet
-// layers' larger one and its fixed part.
-func graphBytes(a model.Arch) int64 {
+// layers' larger one and its fixed part, and optimum-executorch's own per family.
+func graphBytes(m sizing.Model) int64 {
+	a := m.Arch
+	if m.Family != nil {
+		if g, ok := optimumGraph[m.Family.Key]; ok && m.Family.Route.Tool == family.RouteOptimum {
+			s := a.SlidingLayers()
+			return sizing.AddBytes(sizing.MulBytes(a.Layers-s, g.Layer), sizing.MulBytes(s, g.Sliding), g.Fixed-PTEFixedBytes)
+		}
+	}
 	d := a.DeltaNetLayers()
 	g := sizing.AddBytes(sizing.MulBytes(a.Layers-d, PTEGraphBytesPerLayer), sizing.MulBytes(d, PTEGraphBytesPerDeltaNetLayer))
 	if d > 0 {
