@@ -56,8 +56,9 @@ type SolveModelResult struct {
 
 // PlanBlocks lists ExecuTorch's linears in solve order: per layer q, k and v together,
 // then o, then w1 and w3 together, then w2 (a short-convolution layer of LFM2 has B, C and
-// x in place of q, k and v, and out_proj in place of o); the output head last.
-// layerTypes is nil when every layer attends.
+// x in place of q, k and v, and out_proj in place of o; a gated DeltaNet layer of Qwen3.5
+// its four input projections, which read the same normed input, then out_proj); the output
+// head last. layerTypes is nil when every layer attends.
 func PlanBlocks(layers int, layerTypes []string) ([]Block, error) {
 	if layerTypes != nil && len(layerTypes) != layers {
 		return nil, fmt.Errorf("solve plan: %d layer types for %d layers", len(layerTypes), layers)
@@ -66,8 +67,14 @@ func PlanBlocks(layers int, layerTypes []string) ([]Block, error) {
 	for i := 0; i < layers; i++ {
 		p := fmt.Sprintf("layers.%d.", i)
 		mix := [][]string{{p + "attention.wq", p + "attention.wk", p + "attention.wv"}, {p + "attention.wo"}}
-		if layerTypes != nil && layerTypes[i] == "conv" {
-			mix = [][]string{{p + "conv.B_proj", p + "conv.C_proj", p + "conv.x_proj"}, {p + "conv.out_proj"}}
+		if layerTypes != nil {
+			switch layerTypes[i] {
+			case "conv":
+				mix = [][]string{{p + "conv.B_proj", p + "conv.C_proj", p + "conv.x_proj"}, {p + "conv.out_proj"}}
+			case "linear_attention":
+				a := p + "attention."
+				mix = [][]string{{a + "in_proj_qkv", a + "in_proj_z", a + "in_proj_b", a + "in_proj_a"}, {a + "out_proj"}}
+			}
 		}
 		b := Block{Module: fmt.Sprintf("layers.%d", i), Groups: append(mix,
 			[]string{p + "feed_forward.w1", p + "feed_forward.w3"}, []string{p + "feed_forward.w2"})}

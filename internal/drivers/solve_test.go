@@ -27,6 +27,14 @@ func TestPlanBlocks(t *testing.T) {
 	if strings.Join(lfm[0].Groups[1], ",") != "layers.0.conv.out_proj" || strings.Join(lfm[1].Groups[1], ",") != "layers.1.attention.wo" {
 		t.Errorf("LFM2 blocks = %+v", lfm)
 	}
+	q35, err := PlanBlocks(2, []string{"linear_attention", "full_attention"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(q35[0].Groups[0], ",") != "layers.0.attention.in_proj_qkv,layers.0.attention.in_proj_z,layers.0.attention.in_proj_b,layers.0.attention.in_proj_a" ||
+		strings.Join(q35[0].Groups[1], ",") != "layers.0.attention.out_proj" || strings.Join(q35[1].Groups[0], ",") != "layers.1.attention.wq,layers.1.attention.wk,layers.1.attention.wv" {
+		t.Errorf("Qwen3.5 blocks = %+v", q35)
+	}
 	if _, err := PlanBlocks(3, []string{"conv"}); err == nil {
 		t.Error("layer types of the wrong length accepted")
 	}
