@@ -15,10 +15,7 @@ import (
 // get_max_context_len, the chunk is cut to a sliding window (optimum bounds the token
 // dimension by it), and the plan's BOS and EOS set are written over optimum's.
 func TestOptimumMetadata(t *testing.T) {
-	py := anyPython(t)
-	dir := t.TempDir()
-	_, err := WriteScripts(dir)
-	require.NoError(t, err)
+	py, dir := anyPython(t), driverDir(t)
 	script := `import json, sys
 sys.path.insert(0, sys.argv[1])
 import optimum_export

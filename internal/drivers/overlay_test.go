@@ -16,10 +16,7 @@ import (
 // path, a half-installed overlay (no .complete) is refused naming both installers, and any
 // other family leaves the path as it was.
 func TestTransformersOverlay(t *testing.T) {
-	py := anyPython(t)
-	dir := t.TempDir()
-	_, err := WriteScripts(dir)
-	require.NoError(t, err)
+	py, dir := anyPython(t), driverDir(t)
 	model := func(kind string) string {
 		m := filepath.Join(t.TempDir(), "model")
 		require.NoError(t, os.MkdirAll(m, 0o755))

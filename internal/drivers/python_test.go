@@ -67,6 +67,16 @@ func anyPython(t testing.TB) string {
 	return ""
 }
 
+// driverDir writes every driver into a fresh folder for a test that imports one of them.
+func driverDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := WriteScripts(dir); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // Every embedded driver and every test script must at least compile, with any python3.
 func TestPyCompile(t *testing.T) {
 	py := anyPython(t)
