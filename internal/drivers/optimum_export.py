@@ -61,6 +61,17 @@ def set_metadata(module, plan):
     return meta
 
 
+def step(name, plan, fn):
+    """Runs one of optimum-executorch's steps; whatever it raises (its own assertions and
+    torch.export's errors among them) becomes a sentence naming the step and the model."""
+    try:
+        return fn()
+    except PlanError:
+        raise
+    except Exception as e:  # a third-party exporter: any failure is reported, never a traceback
+        raise PlanError("optimum-executorch could not %s %s: %s: %s" % (name, plan["model"], type(e).__name__, e), name)
+
+
 def run(plan):
     for key in ("model", "out", "window", "max_seq_len"):
         if key not in plan:
@@ -74,13 +85,13 @@ def run(plan):
         raise PlanError("optimum-executorch does not import (%s): install the locked environment "
                         "(python/export.lock pins optimum-executorch)" % e, "load")
     print("optimum_export: loading %s, window %d" % (plan["model"], plan["window"]), file=sys.stderr)
-    module = load(plan)
+    module = step("load", plan, lambda: load(plan))
     meta = set_metadata(module, plan)
     print("optimum_export: metadata %s" % sorted(meta.items()), file=sys.stderr)
     out_dir = os.path.dirname(os.path.abspath(plan["out"]))
     with tempfile.TemporaryDirectory(dir=out_dir, prefix=".optimum-") as tmp:
         print("optimum_export: exporting and lowering to XNNPACK", file=sys.stderr)
-        export_to_executorch(module, "text-generation", "xnnpack", tmp)
+        step("export", plan, lambda: export_to_executorch(module, "text-generation", "xnnpack", tmp))
         made = os.path.join(tmp, "model.pte")
         if not os.path.isfile(made):
             raise PlanError("optimum-executorch wrote no model.pte", "export")
