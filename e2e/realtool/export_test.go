@@ -13,6 +13,7 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/solve"
 	"github.com/experimentalmachines/exe-expo/internal/tinymodel"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
@@ -236,11 +237,7 @@ func solveReference(t *testing.T, e exported, name string) string {
 	dir := filepath.Join(t.TempDir(), "codes")
 	mustExeExpo(t, "solve", e.model, "--id", f.ID, "--out", filepath.Join(dir, "codes.pt"), "--work", filepath.Join(t.TempDir(), "solve-work"), "--python", python(t))
 	assert.NoFileExists(t, filepath.Join(dir, "codes.pt"), "no codes for optimum-executorch's route")
-	var solved struct {
-		Linears               int    `json:"linears"`
-		NoCodes               string `json:"no_codes"`
-		GateFidelityPositions int    `json:"gate_fidelity_positions"`
-	}
+	var solved solve.Result
 	readJSON(t, filepath.Join(dir, "solve.json"), &solved)
 	assert.Zero(t, solved.Linears)
 	assert.Contains(t, solved.NoCodes, "exported by optimum-executorch, which takes none")

@@ -34,10 +34,12 @@ type Checkpoint struct {
 }
 
 // PrepareCheckpoint checks the model, the python and the work folder as Run does, refuses
-// a model the export_llm recipes cannot build, downloads a Hub model with its weights into
+// a model the solve's backend cannot build, downloads a Hub model with its weights into
 // Work/source and converts it as an export to the backend that runs the solve would
 // (backend.GPTQ, from the backend table: XNNPACK; the export_llm recipes build the same
-// eager model from the same params and checkpoint), without building any program. Only
+// eager model from the same params and checkpoint), without building any program; a route
+// that loads the folder itself (optimum-executorch's) converts nothing and leaves
+// Checkpoint empty. Only
 // Config, Model, ID, Revision, Work, Python, Fetcher and Log are read; the work folder stays
 // after a success (the solve writes its rows there) and goes after a failure when this call
 // created it.
@@ -86,34 +88,29 @@ func PrepareCheckpoint(ctx context.Context, o Options) (ck *Checkpoint, err erro
 // and converts the source; fam is the verdict's family.
 func (o *Options) writeCheckpoint(ctx context.Context, src *model.Source, fam *family.Family, r *recipe.Recipe) (*Checkpoint, error) {
 	const params = "params.json"
-	if r.Checkpoint == "" {
-		// a route that exports from the downloaded folder itself (optimum-executorch's):
-		// nothing to convert and no codes to solve for, the folder is the model
-		if err := o.writeFiles(r); err != nil {
-			return nil, err
-		}
-		a, err := src.Config.Arch()
-		if err != nil {
-			return nil, err
-		}
-		return &Checkpoint{Source: src, Dir: o.srcDir, Work: o.Work, Arch: a}, nil
-	}
-	if _, ok := r.Files[params]; !ok {
+	// a route that exports from the downloaded folder itself (optimum-executorch's, no
+	// Checkpoint) has nothing to convert and no codes to solve for: the folder is the model
+	converts := r.Checkpoint != ""
+	if _, ok := r.Files[params]; converts && !ok {
 		return nil, fmt.Errorf("the %s recipe of %s writes no %s", o.Backend, src.ID, params)
 	}
 	if err := o.writeFiles(r); err != nil {
-		return nil, err
-	}
-	if err := o.convert(ctx, src, fam, r, &report.Report{}); err != nil {
 		return nil, err
 	}
 	a, err := src.Config.Arch()
 	if err != nil {
 		return nil, err
 	}
-	class, _ := r.Fields["model_class"].(string)
-	return &Checkpoint{Source: src, Dir: o.srcDir, Work: o.Work, Checkpoint: r.Checkpoint, Params: filepath.Join(o.Work, params),
-		ModelClass: class, Arch: a, LFM2: fam != nil && fam.Key == "lfm2"}, nil
+	ck := &Checkpoint{Source: src, Dir: o.srcDir, Work: o.Work, Arch: a}
+	if !converts {
+		return ck, nil
+	}
+	if err := o.convert(ctx, src, fam, r, &report.Report{}); err != nil {
+		return nil, err
+	}
+	ck.Checkpoint, ck.Params, ck.LFM2 = r.Checkpoint, filepath.Join(o.Work, params), fam != nil && fam.Key == "lfm2"
+	ck.ModelClass, _ = r.Fields["model_class"].(string)
+	return ck, nil
 }
 
 // checkWork makes Work absolute and writable, creating it when missing; the source goes

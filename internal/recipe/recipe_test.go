@@ -259,3 +259,41 @@ func TestVulkanCacheNotHeld(t *testing.T) {
 		assert.Equal(t, map[string]string{"xnnpack": "fp32", "vulkan": ""}[backendName], r.Outputs[0].Expect.KVCache, backendName)
 	}
 }
+
+// TestOptimumRefusals: the optimum-executorch route builds what its task can (8da4w in groups
+// of 32 or fp32, int8 per-token embeddings, an fp32 cache, no GPTQ codes) and refuses the
+// rest by name; the chunk is cut to Gemma 3's sliding window, not past the window.
+func TestOptimumRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(*config.Config, *recipe.Request)
+		want  string // "" builds
+		chunk int
+	}{
+		{"as configured", func(*config.Config, *recipe.Request) {}, "", 512},
+		{"fp32 fallback", func(_ *config.Config, r *recipe.Request) { r.QMode = "fp32" }, "", 512},
+		{"a window below the sliding window", func(_ *config.Config, r *recipe.Request) { r.Window = 256 }, "", 256},
+		{"fp32 cache asked", func(_ *config.Config, r *recipe.Request) { r.KVCache = "fp32" }, "", 512},
+		{"int8 cache asked", func(_ *config.Config, r *recipe.Request) { r.KVCache = "int8" }, `KV cache "int8": optimum-executorch's custom cache is fp32 only`, 0},
+		{"GPTQ codes", func(_ *config.Config, r *recipe.Request) { r.Codes = "/work/codes.pt" }, "GPTQ codes are injected into export_llm's model", 0},
+		{"group size 64", func(c *config.Config, _ *recipe.Request) { c.Export.XNNPACK.GroupSize = 64 }, "group size 64: optimum-executorch's text-generation task quantizes in groups of 32 only", 0},
+		{"group size 64 with fp32 linears", func(c *config.Config, r *recipe.Request) { c.Export.XNNPACK.GroupSize, r.QMode = 64, "fp32" }, "", 512},
+		{"int4 embeddings", func(c *config.Config, _ *recipe.Request) { c.Export.XNNPACK.EmbeddingQuantize = "4,32" }, `embedding_quantize "4,32"`, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Default()
+			require.NoError(t, err)
+			req := request(t, "google/gemma-3-1b-it", "xnnpack", 4096, "")
+			tc.edit(cfg, &req)
+			r, err := backend.Build(cfg, req)
+			if tc.want != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.want)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.chunk, r.Fields["prefill_chunk"])
+			assert.Equal(t, int64(tc.chunk), r.Outputs[0].Expect.MaxSeqLen)
+		})
+	}
+}

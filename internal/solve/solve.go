@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/experimentalmachines/exe-expo/internal/calib"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
 	"github.com/experimentalmachines/exe-expo/internal/export"
@@ -108,59 +109,54 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	r := drivers.Runner{Python: o.Python, Dir: filepath.Join(ck.Work, "drivers"), Log: o.Log}
-	if ck.Checkpoint == "" {
-		return referenceOnly(ctx, o, r, ck, g, start)
-	}
-	set, rows, err := calibrate(ctx, o.Log, r, ck, cfg, g.Prompt)
-	if err != nil {
-		return Result{}, err
-	}
 	gatePath := filepath.Join(filepath.Dir(o.Out), "gate.json")
+	sum := Result{ModelID: ck.Source.ID, Revision: o.Revision, SHA: ck.Source.SHA, Gate: gatePath}
+	if ck.Checkpoint == "" {
+		// a route that takes no codes (optimum-executorch's): the gate's fp32 reference
+		// alone, which the workflow's verify job grades every file against; the export job
+		// builds without codes
+		sum.NoCodes = "no GPTQ codes: " + ck.Source.ID + " is exported by " + family.RouteOptimum + ", which takes none; the gate's fp32 reference alone"
+		fmt.Fprintf(o.Log, "exe-expo: %s\n", sum.NoCodes)
+	}
+	var set calib.Set
+	var rows string
+	if sum.NoCodes == "" {
+		if set, rows, err = calibrate(ctx, o.Log, r, ck, cfg, g.Prompt); err != nil {
+			return Result{}, err
+		}
+	}
 	g.Source = ck.Dir
 	ref, err := g.Reference(ctx, r, gatePath)
 	if err != nil {
 		return Result{}, err
 	}
-	res, err := solveCodes(ctx, o.Log, r, ck, cfg, rows, codes)
-	if err != nil {
-		return Result{}, err
+	sum.GateRows, sum.GateConfidentRows, sum.GateFidelityPositions = len(ref.Rows), len(ref.Confident), fidelityPositions(ref)
+	if sum.NoCodes == "" {
+		if err := solveInto(ctx, o, r, ck, cfg, set, rows, codes, &sum); err != nil {
+			return Result{}, err
+		}
 	}
-	if res.Positions != set.Positions || res.Rows != len(set.Rows) {
-		return Result{}, fmt.Errorf("%s counted %d rows and %d positions; the calibration has %d and %d",
-			drivers.SolveModelScript, res.Rows, res.Positions, len(set.Rows), set.Positions)
-	}
-	sum := Result{
-		ModelID: ck.Source.ID, Revision: o.Revision, SHA: ck.Source.SHA, Codes: res.Out, Gate: gatePath,
-		Linears: len(res.Linears), CalibrationRows: res.Rows, CalibrationPositions: res.Positions,
-		CalibrationAppRows: set.AppRows, CalibrationHead: set.Head, EmptyReplies: len(set.Empty),
-		Seconds: time.Since(start).Seconds(), Damp: cfg.Export.Solve.Damp,
-		GateRows: len(ref.Rows), GateConfidentRows: len(ref.Confident), GateFidelityPositions: fidelityPositions(ref),
-	}
+	sum.Seconds = time.Since(start).Seconds()
 	if err := report.WriteAtomic(filepath.Join(filepath.Dir(o.Out), "solve.json"), append(sum.JSON(), '\n')); err != nil {
 		return Result{}, err
 	}
 	return sum, nil
 }
 
-// referenceOnly is the solve of a model whose export takes no GPTQ codes: the gate's fp32
-// reference, which the workflow's verify job grades every file against, and solve.json
-// saying why there are no codes (the export job then builds without them).
-func referenceOnly(ctx context.Context, o Options, r drivers.Runner, ck *export.Checkpoint, g verify.Gate, start time.Time) (Result, error) {
-	why := "no GPTQ codes: " + ck.Source.ID + " is exported by " + family.RouteOptimum + ", which takes none; the gate's fp32 reference alone"
-	fmt.Fprintf(o.Log, "exe-expo: %s\n", why)
-	gatePath := filepath.Join(filepath.Dir(o.Out), "gate.json")
-	g.Source = ck.Dir
-	ref, err := g.Reference(ctx, r, gatePath)
+// solveInto solves the codes on the calibration set and records them in sum.
+func solveInto(ctx context.Context, o Options, r drivers.Runner, ck *export.Checkpoint, cfg *config.Config, set calib.Set, rows, codes string, sum *Result) error {
+	res, err := solveCodes(ctx, o.Log, r, ck, cfg, rows, codes)
 	if err != nil {
-		return Result{}, err
+		return err
 	}
-	sum := Result{ModelID: ck.Source.ID, Revision: o.Revision, SHA: ck.Source.SHA, Gate: gatePath, NoCodes: why,
-		Seconds: time.Since(start).Seconds(), GateRows: len(ref.Rows), GateConfidentRows: len(ref.Confident),
-		GateFidelityPositions: fidelityPositions(ref)}
-	if err := report.WriteAtomic(filepath.Join(filepath.Dir(o.Out), "solve.json"), append(sum.JSON(), '\n')); err != nil {
-		return Result{}, err
+	if res.Positions != set.Positions || res.Rows != len(set.Rows) {
+		return fmt.Errorf("%s counted %d rows and %d positions; the calibration has %d and %d",
+			drivers.SolveModelScript, res.Rows, res.Positions, len(set.Rows), set.Positions)
 	}
-	return sum, nil
+	sum.Codes, sum.Linears, sum.CalibrationRows, sum.CalibrationPositions = res.Out, len(res.Linears), res.Rows, res.Positions
+	sum.CalibrationAppRows, sum.CalibrationHead, sum.EmptyReplies = set.AppRows, set.Head, len(set.Empty)
+	sum.Damp = cfg.Export.Solve.Damp
+	return nil
 }
 
 func fidelityPositions(ref gate.Reference) int {

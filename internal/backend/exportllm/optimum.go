@@ -31,8 +31,8 @@ const OptimumGroupSize = 32
 
 // optimumJob is one optimum-executorch export worked out.
 type optimumJob struct {
-	qmode, qlabel, name string
-	seq                 int
+	qmode, name string
+	seq         int
 }
 
 // buildOptimum is the recipe of a family export_llm cannot build (Gemma 3, SmolLM3):
@@ -48,15 +48,8 @@ func (t Recipe) buildOptimum(cfg *config.Config, req recipe.Request) (*recipe.Re
 		return nil, err
 	}
 	bos, eos := req.Source.SpecialTokens()
-	meta := map[string]any{}
-	if bos != nil {
-		meta["get_bos_id"] = *bos
-	}
-	if len(eos) > 0 {
-		meta["get_eos_ids"] = eos
-	}
 	ptePath := filepath.Join(req.Work, j.name)
-	p := optimumPlan{Model: req.SourceDir, Out: ptePath, Window: req.Window, MaxSeqLen: j.seq, QEmbedding: "8w", Metadata: meta}
+	p := optimumPlan{Model: req.SourceDir, Out: ptePath, Window: req.Window, MaxSeqLen: j.seq, QEmbedding: "8w", Metadata: tokenMetadata(bos, eos)}
 	if j.qmode == "8da4w" {
 		q := "8da4w"
 		p.QLinear = &q
@@ -105,8 +98,7 @@ func (t Recipe) optimumJob(cfg *config.Config, req recipe.Request) (*optimumJob,
 		// optimum bounds a call's tokens by the sliding layers' window too
 		j.seq = min(j.seq, int(a.SlidingWindowLen))
 	}
-	j.qlabel = j.qmode
-	j.name = fmt.Sprintf("%s-%s-%s.pte", req.Source.Name(), j.qlabel, family.WindowLabel(req.Window))
+	j.name = fileName(req.Source.Name(), "", j.qmode, req.Window)
 	return j, nil
 }
 
@@ -122,7 +114,7 @@ func optimumFields(cfg *config.Config, j *optimumJob, rc config.LLMRecipe) map[s
 	desc += fmt.Sprintf(", XNNPACK, prefill chunk %d, fp32 KV cache.", j.seq)
 	return map[string]any{
 		"route": family.RouteOptimum, "optimum_executorch": family.OptimumVersion,
-		"qmode": j.qlabel, "group_size": group, "embedding_quantize": rc.EmbeddingQuantize,
+		"qmode": j.qmode, "group_size": group, "embedding_quantize": rc.EmbeddingQuantize,
 		"int4_codes": codes, "prefill_chunk": j.seq, "kv_cache_dtype": sizing.KVFP32,
 		"label": label, "description": desc,
 	}

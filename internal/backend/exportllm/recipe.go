@@ -173,16 +173,22 @@ func (t Recipe) job(cfg *config.Config, req recipe.Request) (*llmJob, error) {
 	if j.kv == sizing.KVInt8 {
 		j.qlabel += "-" + KVInt8Tag
 	}
-	stem := src.Name()
-	if t.NameTag != "" {
-		stem += "-" + t.NameTag
-	}
-	j.name = fmt.Sprintf("%s-%s-%s.pte", stem, j.qlabel, family.WindowLabel(req.Window))
+	j.name = fileName(src.Name(), t.NameTag, j.qlabel, req.Window)
 	return j, nil
 }
 
 // llmMetadata is the metadata export_llm writes into the program as getters.
 func llmMetadata(bos *int64, eos []int64, lfm2 bool) string {
+	meta := tokenMetadata(bos, eos)
+	if lfm2 {
+		meta["get_state_reset_at_zero"] = 1
+	}
+	b, _ := json.Marshal(meta)
+	return string(b)
+}
+
+// tokenMetadata is the BOS and EOS getters the runner reads, for both routes' programs.
+func tokenMetadata(bos *int64, eos []int64) map[string]any {
 	meta := map[string]any{}
 	if bos != nil {
 		meta["get_bos_id"] = *bos
@@ -190,11 +196,16 @@ func llmMetadata(bos *int64, eos []int64, lfm2 bool) string {
 	if len(eos) > 0 {
 		meta["get_eos_ids"] = eos
 	}
-	if lfm2 {
-		meta["get_state_reset_at_zero"] = 1
+	return meta
+}
+
+// fileName is a published file's name: model, an optional backend tag, the qmode label and
+// the window ("Qwen3-1.7B-vulkan-8da4w-8k.pte"), so the app reads each from the name.
+func fileName(stem, tag, qlabel string, window int) string {
+	if tag != "" {
+		stem += "-" + tag
 	}
-	b, _ := json.Marshal(meta)
-	return string(b)
+	return fmt.Sprintf("%s-%s-%s.pte", stem, qlabel, family.WindowLabel(window))
 }
 
 // config writes export_llm's YAML config.
