@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -39,14 +40,18 @@ func TestSizeWindow(t *testing.T) {
 		{"every window and chip", nil, fakeCLI{outputs: result.Outputs{Windows: built, Skipped: skipped, SoCs: []string{"MT6991", "MT6989"}}}, 0,
 			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json"},
 			map[string]string{"windows": builtJSON, "skipped": skippedJSON, "socs": `["MT6991","MT6989"]`,
-				"matrix": `{"entry":` + builtJSON + `,"soc":["MT6991","MT6989"]}`}, ""},
+				"matrix": `{"entry":` + builtJSON + `,"soc":["MT6991","MT6989"]}`, "calibrate-at": "0"}, ""},
 		{"the inputs reach plan as flags", map[string]string{"contexts": "8192", "socs": "MT6989", "revision": "v1"}, fakeCLI{outputs: result.Outputs{Skipped: skipped, SoCs: []string{"MT6989"}}}, 0,
 			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json", "--revision", "v1", "--contexts", "8192", "--socs", "MT6989"},
-			map[string]string{"windows": `[]`, "skipped": skippedJSON, "socs": `["MT6989"]`, "matrix": `{"entry":[],"soc":["MT6989"]}`}, ""},
+			map[string]string{"windows": `[]`, "skipped": skippedJSON, "socs": `["MT6989"]`, "matrix": `{"entry":[],"soc":["MT6989"]}`, "calibrate-at": "0"}, ""},
 		{"no chips: no soc dimension", nil, fakeCLI{outputs: result.Outputs{Windows: built[:1]}}, 0,
 			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json"},
 			map[string]string{"windows": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`, "skipped": `[]`, "socs": `[]`,
-				"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]}`}, ""},
+				"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]}`, "calibrate-at": "0"}, ""},
+		{"a calibrate job", nil, fakeCLI{outputs: result.Outputs{Windows: built[:1], SoCs: []string{"SM8750"}, CalibrateAt: 2048}}, 0,
+			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json"},
+			map[string]string{"windows": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`, "skipped": `[]`, "socs": `["SM8750"]`,
+				"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}],"soc":["SM8750"]}`, "calibrate-at": "2048"}, ""},
 		{"not eligible: exit 3 with plan's reason", nil, fakeCLI{code: 3, reason: "plan: org/M-1B is not eligible: named size 8B is above 4B"}, 3, nil, nil,
 			"plan: org/M-1B is not eligible: named size 8B is above 4B"},
 		{"the backend does not take the model: exit 3 too", nil, fakeCLI{code: 3, reason: "plan: MediaTek NeuroPilot does not take org/M-1B: no model definition"}, 3, nil, nil,
@@ -145,9 +150,11 @@ func TestSizeWindowRunsPlan(t *testing.T) {
 }
 
 // TestSizeWindowSkipsPastTheJobLimit runs the real CLI offline on issue 38's case: with the
-// seed's measured QNN times, Qwen3-1.7B's 8k, 16k and 32k exports are predicted past the
-// job limit (pipeline.yaml's export.job_limit_minutes), so the matrix holds 2k and 4k only
-// and the skipped output names each prediction and the limit; the step passes.
+// seed's measured QNN times and the calibration split out (calibration_times), Qwen3-1.7B's
+// 32k export is predicted past the job limit (pipeline.yaml's export.job_limit_minutes), so
+// the matrix holds 2k to 16k and the skipped output names the prediction and the limit;
+// the step passes. (With one power law, before the split, 8k and 16k were over too:
+// internal/plan TestJobLimitSkipsQwen3OnQNN.)
 func TestSizeWindowSkipsPastTheJobLimit(t *testing.T) {
 	t.Setenv("EXE_EXPO_OFFLINE", "1")
 	t.Setenv("GITHUB_ACTIONS", "")
@@ -170,9 +177,10 @@ func TestSizeWindowSkipsPastTheJobLimit(t *testing.T) {
 	for _, w := range m.Entry {
 		built = append(built, w.Window)
 	}
-	assert.Equal(t, []int{2048, 4096}, built, "the matrix")
+	assert.Equal(t, []int{2048, 4096, 8192, 16384}, built, "the matrix")
+	assert.Equal(t, "0", out["calibrate-at"], "Qwen3-1.7B's recipe has no SeqMSE search: each window calibrates in its own job")
 	assert.Equal(t, cfg.Export.QNN.SoCs, m.SoC)
-	want := map[int]string{8192: "543", 16384: "1,093", 32768: "2,198"}
+	want := map[int]string{32768: "527"}
 	require.Len(t, skipped, len(want))
 	for _, sk := range skipped {
 		minutes, ok := want[sk.Window]
@@ -180,6 +188,21 @@ func TestSizeWindowSkipsPastTheJobLimit(t *testing.T) {
 		assert.Contains(t, sk.Reason, "the export would take about "+minutes+" minutes on blacksmith-")
 		assert.Contains(t, sk.Reason, "over the 350-minute job limit (export.job_limit_minutes)")
 	}
+}
+
+// TestSizeWindowCalibratesOnce: Qwen3-0.6B's QNN recipe searches with SeqMSE, so with
+// calibrate_once the plan has a calibrate job at export.qnn.calib_window, and the step
+// says where; asked for no window that is built, it says none.
+func TestSizeWindowCalibratesOnce(t *testing.T) {
+	t.Setenv("EXE_EXPO_OFFLINE", "1")
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "cli-summary"))
+	cfg, err := config.Load("")
+	require.NoError(t, err)
+	require.True(t, cfg.Export.QNN.CalibrateOnce)
+	s := newStep(t, map[string]string{"model-id": "Qwen/Qwen3-0.6B", "backend": "qnn"})
+	require.Equal(t, cli.ExitOK, SizeWindow(s.envWith(RunCLI)), "log: %s\nstderr: %s", s.log.String(), s.stderr.String())
+	assert.Equal(t, strconv.Itoa(cfg.Export.QNN.CalibWindow), s.outputs(t)["calibrate-at"])
 }
 
 // TestSizeWindowVerdicts runs the real CLI offline: the action's exit code and annotation

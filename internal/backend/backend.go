@@ -19,6 +19,7 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/internal/check"
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/cost"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
@@ -67,6 +68,9 @@ type Backend struct {
 	Check check.Spec
 	// Stages time its tool's log.
 	Stages []run.StageRule
+	// Calibration, when set, is how the backend's recipe calibrates src: plan splits the
+	// fitted export time by config's calibration_times with it (internal/cost).
+	Calibration func(cfg *config.Config, src *model.Source) cost.Calibrated
 	// Chips, when set, are the targets files are built for, one file set per chip.
 	Chips *Chips
 	// Tools is what the export runs with.

@@ -156,7 +156,8 @@ func TestPlanCost(t *testing.T) {
 	require.NotNil(t, c)
 	assert.Equal(t, watch.Cost{Jobs: p.Backends[0].Jobs, Minutes: p.Backends[0].Minutes, USD: p.Backends[0].USD}, *c)
 	assert.Positive(t, c.Minutes)
-	assert.Equal(t, 2*countBuilt(p.Backends[0].Rows), c.Jobs, "one job per window built and chip (SM8750, SM8650)")
+	require.NotNil(t, p.Backends[0].Calibrate, "Qwen3-0.6B's recipe searches with SeqMSE: calibrated once per chip")
+	assert.Equal(t, 2*(countBuilt(p.Backends[0].Rows)+1), c.Jobs, "one job per window built and chip (SM8750, SM8650), and each chip's calibration")
 	assert.Nil(t, planCost(cfg, src, "enn"), "a backend plan does not size has no cost")
 }
 

@@ -11,8 +11,11 @@ type Config struct {
 	Export  Export   `yaml:"export"`
 	Runners []Runner `yaml:"runners"`
 	// ExportTimes are measured export times, from which plan costs a run (internal/cost).
-	ExportTimes []ExportTime    `yaml:"export_times"`
-	Chips       map[string]Chip `yaml:"chips"`
+	ExportTimes []ExportTime `yaml:"export_times"`
+	// CalibrationTimes split a backend's fitted export time into its calibration and the
+	// rest, per backend whose calibration the recipe can move (internal/cost, QNN).
+	CalibrationTimes map[string]CalibrationTime `yaml:"calibration_times"`
+	Chips            map[string]Chip            `yaml:"chips"`
 	// Gate is the decision gate's prompts.
 	Gate Gate `yaml:"gate"`
 	// Calibration is the GPTQ solve's calibration rows.
@@ -146,8 +149,11 @@ type QNNRecipe struct {
 	// calibration grows faster than the window (docs/research/qnn-calibration.md), and the
 	// encodings a window's graph gets from a calibration at this length match its own
 	// (e2e/realtool TestQNNSharedCalibration). 0 calibrates each window at its own length.
-	CalibWindow int      `yaml:"calib_window"`
-	Runners     []string `yaml:"runners"`
+	CalibWindow int `yaml:"calib_window"`
+	// CalibrateOnce, with CalibWindow, has the workflow calibrate once per model and chip at
+	// CalibWindow and every window's export load that calibration.
+	CalibrateOnce bool     `yaml:"calibrate_once"`
+	Runners       []string `yaml:"runners"`
 }
 
 // MTKRecipe drives ExecuTorch's examples/mediatek scripts.
@@ -195,6 +201,28 @@ type ExportTime struct {
 	Runner  string  `yaml:"runner,omitempty" json:"runner,omitempty"`
 	Flat    bool    `yaml:"flat,omitempty" json:"flat,omitempty"`
 	Source  string  `yaml:"source" json:"source"`
+}
+
+// CalibrationTime is how a backend's export time at 2k splits into the calibration loop and
+// the rest, and how each part grows with the window (docs/research/qnn-calibration.md):
+// measured on the recipe with RefCandidates SeqMSE candidates, whose calibration is one
+// forward pass plus PassesPerCandidate forward passes per candidate.
+type CalibrationTime struct {
+	// Share is the calibration loop's share of the export at 2k.
+	Share float64 `yaml:"share"`
+	// RefCandidates is the SeqMSE candidates of the recipe Share was measured on.
+	RefCandidates int `yaml:"ref_candidates"`
+	// PassesPerCandidate is one SeqMSE candidate's search, in forward passes at 2k.
+	PassesPerCandidate float64 `yaml:"passes_per_candidate"`
+	// Growth is the calibration's exponent in the window where the recipe searches
+	// (SeqMSE); ForwardGrowth the forward pass's; RestGrowth the rest's.
+	Growth        float64 `yaml:"growth"`
+	ForwardGrowth float64 `yaml:"forward_growth"`
+	RestGrowth    float64 `yaml:"rest_growth"`
+	// CompileShare is the compile's share of the rest: a job that calibrates and compiles
+	// nothing (the workflow's calibrate job) runs the rest's other part.
+	CompileShare float64 `yaml:"compile_share"`
+	Source       string  `yaml:"source"`
 }
 
 // SwapBytes is the swap the job adds, in bytes.

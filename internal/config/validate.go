@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -166,6 +167,15 @@ func (c *Config) validateExport(v *validator) {
 		v.check(t.Seconds > 0, p+".seconds", "must be positive")
 		v.check(t.Flat || (t.Params > 0 && t.Window > 0), p, "give params and window, or mark the figure flat")
 		v.check(t.Source != "", p+".source", "say where the figure comes from")
+	}
+	for _, b := range slices.Sorted(maps.Keys(c.CalibrationTimes)) {
+		ct, p := c.CalibrationTimes[b], "calibration_times."+b
+		v.check(ct.Share > 0 && ct.Share < 1, p+".share", "%g is not a share between 0 and 1", ct.Share)
+		v.check(ct.CompileShare >= 0 && ct.CompileShare < 1, p+".compile_share", "%g is not a share between 0 and 1", ct.CompileShare)
+		v.check(ct.RefCandidates >= 0, p+".ref_candidates", "cannot be negative")
+		v.check(ct.PassesPerCandidate >= 0, p+".passes_per_candidate", "cannot be negative")
+		v.check(ct.Growth >= 0 && ct.ForwardGrowth >= 0 && ct.RestGrowth >= 0, p, "a growth exponent cannot be negative")
+		v.check(ct.Source != "", p+".source", "say where the figures come from")
 	}
 	for i, r := range c.Runners {
 		v.check(r.USDPerMinute >= 0, fmt.Sprintf("runners.%d.usd_per_minute", i), "cannot be negative")

@@ -136,11 +136,5 @@ func Estimate(fits map[string]Fit, backend string, params int64, window int, run
 	if !ok || runner == nil {
 		return Job{}, false
 	}
-	// The fit's geometric means go through exp(log(x)), which can land a hair above the
-	// measured figure (15000 s as 15000.000000000002): rounded to the millisecond first, a
-	// job measured at whole minutes is billed those minutes, not one more, and a window
-	// measured at exactly the job limit is not skipped for a rounding error.
-	secs := math.Round(f.Seconds(params, window)*1000) / 1000
-	m := int(math.Ceil(secs / 60))
-	return Job{Minutes: m, USD: math.Round(float64(m)*runner.USDPerMinute*100) / 100}, true
+	return EstimateSeconds(f.Seconds(params, window), runner), true
 }

@@ -158,6 +158,11 @@ var QNNDecoders = map[string]string{
 	"meta-llama/Llama-3.2-3B-Instruct":    "llama3_2-3b_instruct",
 }
 
+// QNNSeqMSECandidates is the seq_mse_candidates each decoder's registry entry sets (absent:
+// 0, no SeqMSE search): plan's time model counts the search, which makes a calibration
+// dozens of forward passes long (internal/cost, docs/research/qnn-calibration.md).
+var QNNSeqMSECandidates = map[string]int{"qwen3-0_6b": 50, "llama3_2-1b_instruct": 50}
+
 // QNNMetaCheckpoint lists the decoders that take Meta's original/ checkpoint files.
 var QNNMetaCheckpoint = map[string]bool{"llama3_2-1b_instruct": true, "llama3_2-3b_instruct": true}
 

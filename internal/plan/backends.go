@@ -71,7 +71,7 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 	}
 	bp.Recipe, bp.Targets = d.Recipe, d.Targets
 	tiers := cfg.RunnersFor(d.Runners)
-	jobs := jobTimer{fits: cost.FitAll(cfg.ExportTimes), backend: b.Name, params: m.Params, limit: cfg.Export.JobLimitMinutes}
+	jobs := newJobTimer(cfg, src, b, m.Params)
 	for _, w := range b.Windows(cfg) {
 		row, err := Estimate(cfg, src, m, b, "", w)
 		if err != nil {
@@ -80,6 +80,9 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 			jobs.time(&row, r)
 		}
 		bp.Rows = append(bp.Rows, row)
+	}
+	if !bp.SizedAhead {
+		bp.Calibrate = jobs.calibrateJob(bp.Rows)
 	}
 	bp.tally(cfg)
 	if fallbackApplies(b, d) {
@@ -104,6 +107,11 @@ func (bp *BackendPlan) tally(cfg *config.Config) {
 		return // nothing is dispatched, so nothing costs
 	}
 	bp.Jobs, bp.Minutes, bp.USD = runCost(bp.Rows, len(bp.Targets))
+	if c := bp.Calibrate; c != nil && bp.Jobs > 0 {
+		chips := max(len(bp.Targets), 1)
+		bp.Jobs, bp.Minutes = bp.Jobs+chips, bp.Minutes+chips*c.Minutes
+		bp.USD = math.Round((bp.USD+float64(chips)*c.USD)*100) / 100
+	}
 }
 
 // jobTimer prices one backend's export jobs from its fitted export times and holds each
@@ -113,6 +121,24 @@ type jobTimer struct {
 	backend string
 	params  int64
 	limit   int
+	// split, when set, predicts from the fit with the calibration split out
+	// (calibration_times), as calib says the recipe calibrates; runners are the rows'.
+	split   *cost.Split
+	calib   cost.Calibrated
+	runners map[int]*config.Runner
+}
+
+// newJobTimer is b's job timer for a model of params parameters: split where pipeline.yaml
+// splits b's measured (not flat) time and b says how src is calibrated.
+func newJobTimer(cfg *config.Config, src *model.Source, b *backend.Backend, params int64) jobTimer {
+	j := jobTimer{fits: cost.FitAll(cfg.ExportTimes), backend: b.Name, params: params,
+		limit: cfg.Export.JobLimitMinutes, runners: map[int]*config.Runner{}}
+	f, fitted := j.fits[b.Name]
+	ct, split := cfg.CalibrationTimes[b.Name]
+	if fitted && !f.Flat && split && b.Calibration != nil {
+		j.split, j.calib = &cost.Split{Fit: f, Time: ct}, b.Calibration(cfg, src)
+	}
+	return j
 }
 
 // time sets the row's export job on runner r (its minutes and price) and skips the window
@@ -120,21 +146,61 @@ type jobTimer struct {
 // the timeout cancels it and fail, where a window the runner cannot build is a skip. A
 // backend without a measured time is neither priced nor skipped: nothing predicts it.
 func (j jobTimer) time(row *Row, r *config.Runner) {
-	job, ok := cost.Estimate(j.fits, j.backend, j.params, row.Window, r)
-	if !ok {
+	var job cost.Job
+	if j.split != nil {
+		job = cost.EstimateSeconds(j.split.Seconds(j.params, row.Window, j.calib), r)
+	} else if est, ok := cost.Estimate(j.fits, j.backend, j.params, row.Window, r); ok {
+		job = est
+	} else {
 		return
 	}
+	j.runners[row.Window] = r
 	row.ExportMinutes, row.ExportUSD = job.Minutes, job.USD
 	if job.Minutes > j.limit {
-		row.Skip = OverJobLimit(job.Minutes, r.Label, j.limit)
+		row.Skip = overJobLimit(job.Minutes, r.Label, j.limit, j.split != nil)
 	}
+}
+
+// calibrateJob is the workflow's calibrate job, one per chip, where the recipe calibrates
+// once (cost.Calibrated.Once): at the calibration window, on the runner plan picked for
+// that window (the smallest window's when none is that long), priced as an export there,
+// which it is at most. Nil where the windows' jobs calibrate themselves or none is priced.
+func (j jobTimer) calibrateJob(rows []Row) *CalibrateJob {
+	if j.split == nil || !j.calib.Once {
+		return nil
+	}
+	var r *config.Runner
+	for _, row := range rows {
+		if got := j.runners[row.Window]; got != nil && (r == nil || row.Window == j.calib.At) {
+			r = got
+		}
+	}
+	if r == nil {
+		return nil
+	}
+	job := cost.EstimateSeconds(j.split.CalibrateSeconds(j.params, j.calib), r)
+	return &CalibrateJob{Window: j.calib.At, Runner: r.Label, Minutes: job.Minutes, USD: job.USD}
 }
 
 // OverJobLimit is the reason a window is skipped for time: the prediction, the runner it
 // is for, and the limit, each with the pipeline.yaml key that sets it.
 func OverJobLimit(minutes int, runner string, limit int) string {
-	return fmt.Sprintf("the export would take about %s minutes on %s (fitted from pipeline.yaml's export_times), over the %d-minute job limit (export.job_limit_minutes)",
-		family.Commas(int64(minutes)), runner, limit)
+	return overJobLimit(minutes, runner, limit, false)
+}
+
+// OverJobLimitSplit is OverJobLimit for a prediction with the calibration split out
+// (calibration_times).
+func OverJobLimitSplit(minutes int, runner string, limit int) string {
+	return overJobLimit(minutes, runner, limit, true)
+}
+
+func overJobLimit(minutes int, runner string, limit int, split bool) string {
+	from := "fitted from pipeline.yaml's export_times"
+	if split {
+		from += ", the calibration split by its calibration_times"
+	}
+	return fmt.Sprintf("the export would take about %s minutes on %s (%s), over the %d-minute job limit (export.job_limit_minutes)",
+		family.Commas(int64(minutes)), runner, from, limit)
 }
 
 // fallbackApplies says whether a window of b can fall back to the fp32 recipe: b's files are

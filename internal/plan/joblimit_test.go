@@ -18,15 +18,17 @@ import (
 )
 
 // TestJobLimitSkipsQwen3OnQNN is issue 38's case with the seed's measured QNN times
-// (pipeline.yaml's export_times): Qwen3-1.7B's 8k, 16k and 32k QNN exports are predicted at
-// 543, 1,093 and 2,198 minutes, past the 350-minute job limit, so plan skips them with the
-// prediction and the limit in the reason, leaves them out of the matrix, and costs only
-// the 2k and 4k jobs (two chips each).
+// (pipeline.yaml's export_times) fitted as one power law, as plan did before the
+// calibration was split out (calibration_times removed): Qwen3-1.7B's 8k, 16k and 32k QNN
+// exports are predicted at 543, 1,093 and 2,198 minutes, past the 350-minute job limit, so
+// plan skips them with the prediction and the limit in the reason, leaves them out of the
+// matrix, and costs only the 2k and 4k jobs (two chips each).
 func TestJobLimitSkipsQwen3OnQNN(t *testing.T) {
 	t.Setenv("EXE_EXPO_OFFLINE", "1")
 	cfg, err := config.Default()
 	require.NoError(t, err)
 	require.Equal(t, 350, cfg.Export.JobLimitMinutes)
+	cfg.CalibrationTimes = nil
 	src, _, err := source.Open(context.Background(), "Qwen/Qwen3-1.7B", "main", nil)
 	require.NoError(t, err)
 	p := plan.Build(cfg, src, "qnn")
@@ -148,9 +150,14 @@ func TestNoMatrixOverTheJobLimit(t *testing.T) {
 					continue
 				}
 				skippedForTime++
-				assert.Equal(t, plan.OverJobLimit(r.ExportMinutes, r.Runner, limit), r.Skip, "%s %s %s", id, bp.Backend, r.Label)
+				assert.Contains(t, []string{plan.OverJobLimit(r.ExportMinutes, r.Runner, limit), plan.OverJobLimitSplit(r.ExportMinutes, r.Runner, limit)},
+					r.Skip, "%s %s %s", id, bp.Backend, r.Label)
 			}
 			total := 0
+			if c := bp.Calibrate; c != nil && len(s.Windows) > 0 {
+				assert.LessOrEqual(t, c.Minutes, limit, "%s %s: the calibrate job", id, bp.Backend)
+				total += c.Minutes * max(len(bp.Targets), 1)
+			}
 			for _, w := range s.Windows {
 				assert.LessOrEqual(t, minutes[w.Window], limit, "%s %s: window %d is in the matrix", id, bp.Backend, w.Window)
 				total += minutes[w.Window] * max(len(bp.Targets), 1)
@@ -159,4 +166,64 @@ func TestNoMatrixOverTheJobLimit(t *testing.T) {
 		}
 	}
 	assert.Positive(t, skippedForTime, "the seed's QNN times put some snapshot windows past the limit")
+}
+
+// TestQNNCalibrationPlans holds plan's QNN minutes per window to docs/research/
+// qnn-calibration.md's predictions for issue 38, with the committed pipeline.yaml (the
+// seed's times, the calibration split by calibration_times) and each way the recipe can
+// calibrate: at each window's own length (calib_window 0), at 2k inside every window's job
+// (calibrate_once off), and once per chip by the workflow's calibrate job (the default).
+// Qwen3-0.6B's recipe searches with SeqMSE, Qwen3-1.7B's does not, so 1.7B calibrates at
+// its own length whatever the settings. No window over the job limit is in the matrix.
+func TestQNNCalibrationPlans(t *testing.T) {
+	t.Setenv("EXE_EXPO_OFFLINE", "1")
+	for _, tc := range []struct {
+		name      string
+		model     string
+		calib     int
+		once      bool
+		minutes   []int // 2k to 32k; over the 350-minute limit: skipped
+		calibrate int   // the calibrate job's minutes per chip, 0: none
+	}{
+		{"0.6B, own window", "Qwen/Qwen3-0.6B", 0, false, []int{50, 122, 399, 1477, 5692}, 0},
+		{"0.6B, at 2k in each job", "Qwen/Qwen3-0.6B", 2048, false, []int{50, 54, 62, 91, 219}, 0},
+		{"0.6B, once per chip", "Qwen/Qwen3-0.6B", 2048, true, []int{26, 30, 38, 67, 195}, 29},
+		{"1.7B, own window", "Qwen/Qwen3-1.7B", 0, false, []int{70, 80, 101, 179, 527}, 0},
+		{"1.7B, once per chip: no search, so its own", "Qwen/Qwen3-1.7B", 2048, true, []int{70, 80, 101, 179, 527}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := config.Default()
+			require.NoError(t, err)
+			cfg.Export.QNN.CalibWindow, cfg.Export.QNN.CalibrateOnce = tc.calib, tc.once
+			src, _, err := source.Open(context.Background(), tc.model, "main", nil)
+			require.NoError(t, err)
+			p := plan.Build(cfg, src, "qnn")
+			bp := p.Backends[0]
+			s, err := p.Select("qnn", "", "")
+			require.NoError(t, err)
+			var got, built []int
+			for _, r := range bp.Rows {
+				got = append(got, r.ExportMinutes)
+				if r.ExportMinutes > cfg.Export.JobLimitMinutes {
+					assert.Equal(t, plan.OverJobLimitSplit(r.ExportMinutes, r.Runner, cfg.Export.JobLimitMinutes), r.Skip, r.Label)
+					continue
+				}
+				assert.Empty(t, r.Skip, r.Label)
+				built = append(built, r.Window)
+			}
+			assert.Equal(t, tc.minutes, got)
+			var matrix []int
+			for _, w := range s.Windows {
+				matrix = append(matrix, w.Window)
+			}
+			assert.Equal(t, built, matrix, "the matrix is the windows within the limit")
+			if tc.calibrate == 0 {
+				assert.Nil(t, bp.Calibrate)
+				return
+			}
+			require.NotNil(t, bp.Calibrate)
+			assert.Equal(t, plan.CalibrateJob{Window: 2048, Runner: bp.Rows[0].Runner, Minutes: tc.calibrate, USD: bp.Calibrate.USD}, *bp.Calibrate)
+			assert.Equal(t, 2*(len(built)+1), bp.Jobs, "each window and the calibration, on two chips")
+		})
+	}
 }

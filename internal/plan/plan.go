@@ -89,11 +89,24 @@ type BackendPlan struct {
 	// gate grades: a window whose quantized file fails the gate is exported in fp32 instead
 	// when the fp32 row fits the phone budget (the published SmolLM2 cards' fp32 files).
 	Fallback []Row `json:"fp32_fallback,omitempty"`
+	// Calibrate is the workflow's calibrate job (one per chip), for a backend calibrated once
+	// per model and chip; nil where each window's job calibrates.
+	Calibrate *CalibrateJob `json:"calibrate,omitempty"`
 	// Jobs, Minutes and USD are what exporting every window built costs: the export jobs
-	// (one per window, per chip), their runner minutes and price (internal/cost).
+	// (one per window, per chip) and the calibrate jobs, their runner minutes and price
+	// (internal/cost).
 	Jobs    int     `json:"export_jobs"`
 	Minutes int     `json:"export_minutes"`
 	USD     float64 `json:"export_usd"`
+}
+
+// CalibrateJob is one chip's calibration job: the window it calibrates at, its runner, its
+// predicted minutes and price.
+type CalibrateJob struct {
+	Window  int     `json:"window"`
+	Runner  string  `json:"runner"`
+	Minutes int     `json:"minutes"`
+	USD     float64 `json:"usd"`
 }
 
 // Row is one window of one backend.

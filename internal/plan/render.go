@@ -150,6 +150,10 @@ func (b BackendPlan) writeText(ew *errWriter) bool {
 	if len(b.Fallback) > 0 {
 		b.writeFallback(ew)
 	}
+	if c := b.Calibrate; c != nil && b.Jobs > 0 {
+		ew.printf("  calibration: once per chip at %s tokens before the windows' jobs, ~%d min, $%.2f on %s; each window's job loads it\n",
+			family.Commas(int64(c.Window)), c.Minutes, c.USD, c.Runner)
+	}
 	if b.Jobs > 0 {
 		ew.printf("  export cost: %s\n", CostLine(b.Jobs, b.Minutes, b.USD))
 	}

@@ -57,6 +57,7 @@ type manifest struct {
 	LLMClasses   []family.LLMClass `json:"llm_classes"`
 	QNNDecoders  map[string]string `json:"qnn_decoders"`
 	QNNParams    map[string]string `json:"qnn_params"`
+	QNNSeqMSE    map[string]int    `json:"qnn_seq_mse"`
 }
 
 type failure struct {
@@ -82,7 +83,7 @@ func familyManifest(t *testing.T, goldens []string) manifest {
 	return manifest{
 		Goldens: goldens, ExecuTorch: request(t, "Qwen/Qwen3-0.6B", "qnn", 2048, "").ExecuTorch, Overlay: overlay,
 		ModelClasses: family.ModelClasses(), LLMClasses: family.LLMClasses,
-		QNNDecoders: family.QNNDecoders, QNNParams: family.QNNParams,
+		QNNDecoders: family.QNNDecoders, QNNParams: family.QNNParams, QNNSeqMSE: family.QNNSeqMSECandidates,
 	}
 }
 
@@ -236,7 +237,8 @@ func TestRealSourceRefuses(t *testing.T) {
 }
 
 // TestRealSourceTables: a model class ExecuTorch does not register, a class whose shape is
-// not its params file's, and a Qualcomm decoder the registry lacks each fail.
+// not its params file's, a Qualcomm decoder the registry lacks, and SeqMSE candidates
+// other than the registry's each fail.
 func TestRealSourceTables(t *testing.T) {
 	py := omegaPython(t)
 	m := familyManifest(t, []string{})
@@ -251,6 +253,12 @@ func TestRealSourceTables(t *testing.T) {
 		{File: "qwen3_4b", Part: "model_class", Error: "ValueError: qwen3_4b: dim is 2560 in examples/models/qwen3/config/4b_config.json, exe-expo has 2048"},
 		{File: "family", Part: "qnn tables", Error: "ValueError: qwen3-0_6b is registered for Qwen/Qwen3-0.6B, not Qwen/Qwen3-1.7B"},
 	}, v.Failures)
+
+	m.QNNDecoders = map[string]string{"Qwen/Qwen3-1.7B": "qwen3-1_7b", "Qwen/Qwen3-0.6B": "qwen3-0_6b"}
+	m.QNNSeqMSE = map[string]int{"qwen3-1_7b": 50}
+	v = runCheck(t, py, m)
+	assert.Contains(t, v.Failures, failure{File: "family", Part: "qnn tables",
+		Error: "ValueError: qwen3-0_6b sets seq_mse_candidates = 50 in 1.5.1, and family.QNNSeqMSECandidates gives 0"})
 }
 
 // TestKeptSourceUnmodified: every file under testdata/executorch-v1.5.1 is listed in its

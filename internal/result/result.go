@@ -68,6 +68,9 @@ type Outputs struct {
 	Skipped []Skipped `json:"skipped"`
 	// SoCs are the chips each window is built for (plan, for QNN and MediaTek).
 	SoCs []string `json:"socs"`
+	// CalibrateAt is the window a calibrate job calibrates at once per chip before the
+	// export jobs, which load its encodings (plan, QNN with calibrate_once); 0: none.
+	CalibrateAt int `json:"calibrate_at,omitempty"`
 	// Reports are the export reports whose files passed, relative to the export folder
 	// (smoke and gate): what a workflow hands on to publish.
 	Reports []string `json:"reports,omitempty"`

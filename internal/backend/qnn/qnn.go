@@ -8,6 +8,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/check"
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/cost"
 	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/pinned"
@@ -44,6 +45,11 @@ var Backend = &backend.Backend{
 	Recipe: Build,
 	Check:  check.Spec{SizeError: SizeError, Backend: "qnn", Program: program, SingularEOS: true},
 	Stages: Stages,
+	// The recipe's SeqMSE search and calib_window decide how its calibration grows with the
+	// window; with calibrate_once the workflow's calibrate job does it for every window.
+	Calibration: func(cfg *config.Config, src *model.Source) cost.Calibrated {
+		return Calibration(cfg, family.QNNDecoders[src.ID])
+	},
 	Chips: &backend.Chips{Vendor: "Qualcomm", Key: "export.qnn.socs",
 		List: func(cfg *config.Config) []string { return cfg.Export.QNN.SoCs }},
 	// The calibration rows come from lm_eval's tasks through datasets, and the tokenizer
@@ -68,3 +74,18 @@ var Backend = &backend.Backend{
 }
 
 func init() { backend.Register(Backend) }
+
+// Calibration is how decoder's windows are calibrated. Where its recipe searches scales with
+// SeqMSE (family.QNNSeqMSECandidates), the search is most of the calibration and grows with
+// the window, so every window above export.qnn.calib_window takes its encodings from a
+// calibration at that length, made once per model and chip by the workflow with
+// calibrate_once. Without a search the calibration is one forward pass per row, which the
+// window's graph runs anyway: calibrating at another length saves nothing and costs one
+// pass more, so each window calibrates at its own (docs/research/qnn-calibration.md).
+func Calibration(cfg *config.Config, decoder string) cost.Calibrated {
+	q, n := cfg.Export.QNN, family.QNNSeqMSECandidates[decoder]
+	if n == 0 || q.CalibWindow == 0 {
+		return cost.Calibrated{Candidates: n}
+	}
+	return cost.Calibrated{Candidates: n, At: q.CalibWindow, Once: q.CalibrateOnce}
+}

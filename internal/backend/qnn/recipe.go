@@ -50,10 +50,10 @@ func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 	}
 	calibration := map[string]any{"tasks": q.CalibTasks, "limit": q.CalibLimit, "window": req.Window}
 	calibratedAt := ""
-	if q.CalibWindow > 0 && req.Window > q.CalibWindow { // the calibration's cost grows faster than the window
-		argv = append(argv, "--calib-window", strconv.Itoa(q.CalibWindow))
-		calibration["window"] = q.CalibWindow
-		calibratedAt = fmt.Sprintf(" at %d tokens", q.CalibWindow)
+	if at := Calibration(cfg, decoder).At; at > 0 && req.Window > at { // the SeqMSE search grows with the window
+		argv = append(argv, "--calib-window", strconv.Itoa(at))
+		calibration["window"] = at
+		calibratedAt = fmt.Sprintf(" at %d tokens", at)
 	}
 	argv = append(argv, "--", "--decoder_model", decoder, "--soc_model", req.SoC, "--compile_only",
 		"--model_mode", q.ModelMode, "--max_seq_len", w, "--max_context_len", w,

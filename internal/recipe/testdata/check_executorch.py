@@ -6,7 +6,8 @@ Run by realsource_test.go: python3 check_executorch.py MANIFEST, MANIFEST a JSON
    "overlay": dir or null,             a tree holding MediaTek scripts 1.5.1 lacks
    "model_classes": [name, ...],       every export_llm class exe-expo names
    "llm_classes": [{name, params, shape}, ...],
-   "qnn_decoders": {repo id: decoder}, "qnn_params": {decoder: params file}}
+   "qnn_decoders": {repo id: decoder}, "qnn_params": {decoder: params file},
+   "qnn_seq_mse": {decoder: SeqMSE candidates}}
 For each golden: export_llm.yaml is merged strictly into the real LlmConfig; params.json
 builds ModelArgs as Llama2Model.__init__ does, its values of the types ModelArgs declares;
 a Qualcomm argv parses with llama.py's parser and names a chip, decoder and params file
@@ -172,15 +173,19 @@ def check_tree_params(decoder, rel):
     ModelArgs(**params)
 
 
-def check_qnn_tables(decoders, params):
-    """family.QNNDecoders and QNNParams against the registry: every decoder registered,
-    its repo id the registry's, its params file the registry's and a ModelArgs."""
+def check_qnn_tables(decoders, params, seq_mse):
+    """family.QNNDecoders, QNNParams and QNNSeqMSECandidates against the registry: every
+    decoder registered, its repo id the registry's, its SeqMSE candidates the registry's (a
+    decoder the table leaves out has none), its params file the registry's and a ModelArgs."""
     reg = etsource.qnn_registry()
     for repo, decoder in sorted(decoders.items()):
         if decoder not in reg:
             raise LookupError("%s's decoder %s is not registered in 1.5.1" % (repo, decoder))
         if reg[decoder]["repo_id"] not in (None, repo):
             raise ValueError("%s is registered for %s, not %s" % (decoder, reg[decoder]["repo_id"], repo))
+        want, have = reg[decoder]["seq_mse_candidates"], seq_mse.get(decoder, 0)
+        if want != have:
+            raise ValueError("%s sets seq_mse_candidates = %s in 1.5.1, and family.QNNSeqMSECandidates gives %s" % (decoder, want, have))
     for decoder, rel in sorted(params.items()):
         check_tree_params(decoder, rel)
 
@@ -259,7 +264,8 @@ def run(manifest):
     sized = {c["name"]: c for c in manifest.get("llm_classes") or []}
     for name in manifest.get("model_classes") or []:
         r.part(name, "model_class", check_class, name, sized.get(name))
-    r.part("family", "qnn tables", check_qnn_tables, manifest.get("qnn_decoders") or {}, manifest.get("qnn_params") or {})
+    r.part("family", "qnn tables", check_qnn_tables, manifest.get("qnn_decoders") or {}, manifest.get("qnn_params") or {},
+           manifest.get("qnn_seq_mse") or {})
     return {"checked": r.checked, "failures": r.failures}
 
 

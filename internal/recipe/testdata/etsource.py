@@ -168,7 +168,7 @@ QNN_INIT = "examples/qualcomm/oss_scripts/llama/__init__.py"
 def qnn_registry():
     """SUPPORTED_LLM_MODELS as examples/qualcomm/oss_scripts/llama/__init__.py fills it:
     every class decorated @register_llm_model(name), under name.lower(), with the class's
-    repo_id and params_path (os.path.join(BASE_DIR, ...) resolved against the file's
+    repo_id, seq_mse_candidates and params_path (os.path.join(BASE_DIR, ...) resolved against the file's
     folder, as BASE_DIR is)."""
     reg = {}
     for node in parse(QNN_INIT).body:
@@ -181,11 +181,13 @@ def qnn_registry():
 
 
 def _qnn_entry(cls):
-    entry = {"class": cls.name, "repo_id": None, "params_path": None}
+    entry = {"class": cls.name, "repo_id": None, "params_path": None, "seq_mse_candidates": None}
     for st in cls.body:
         target = getattr(st, "target", None) or (st.targets[0] if isinstance(st, ast.Assign) else None)
         key = getattr(target, "id", None)
-        if key == "repo_id" and st.value is not None:
+        if key == "seq_mse_candidates" and st.value is not None:
+            entry["seq_mse_candidates"] = ast.literal_eval(st.value)
+        elif key == "repo_id" and st.value is not None:
             entry["repo_id"] = ast.literal_eval(st.value)
         elif key == "params_path" and isinstance(st.value, ast.Call):
             parts = [ast.literal_eval(a) for a in st.value.args[1:]]
