@@ -2,7 +2,6 @@ package action
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/experimentalmachines/exe-expo/internal/cli"
 	"github.com/experimentalmachines/exe-expo/internal/result"
@@ -49,7 +48,7 @@ func SizeWindow(e Env) int {
 	e.GH.SetOutput("skipped", jsonOf(nonNil(o.Skipped)))
 	e.GH.SetOutput("socs", jsonOf(nonNil(o.SoCs)))
 	e.GH.SetOutput("matrix", jsonOf(matrix(o)))
-	e.GH.SetOutput("calibrate-at", strconv.Itoa(o.CalibrateAt))
+	e.GH.SetOutput("calibrate", jsonOf(nonNil(o.Calibrate)))
 	return cli.ExitOK
 }
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -40,18 +39,19 @@ func TestSizeWindow(t *testing.T) {
 		{"every window and chip", nil, fakeCLI{outputs: result.Outputs{Windows: built, Skipped: skipped, SoCs: []string{"MT6991", "MT6989"}}}, 0,
 			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json"},
 			map[string]string{"windows": builtJSON, "skipped": skippedJSON, "socs": `["MT6991","MT6989"]`,
-				"matrix": `{"entry":` + builtJSON + `,"soc":["MT6991","MT6989"]}`, "calibrate-at": "0"}, ""},
+				"matrix": `{"entry":` + builtJSON + `,"soc":["MT6991","MT6989"]}`, "calibrate": `[]`}, ""},
 		{"the inputs reach plan as flags", map[string]string{"contexts": "8192", "socs": "MT6989", "revision": "v1"}, fakeCLI{outputs: result.Outputs{Skipped: skipped, SoCs: []string{"MT6989"}}}, 0,
 			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json", "--revision", "v1", "--contexts", "8192", "--socs", "MT6989"},
-			map[string]string{"windows": `[]`, "skipped": skippedJSON, "socs": `["MT6989"]`, "matrix": `{"entry":[],"soc":["MT6989"]}`, "calibrate-at": "0"}, ""},
+			map[string]string{"windows": `[]`, "skipped": skippedJSON, "socs": `["MT6989"]`, "matrix": `{"entry":[],"soc":["MT6989"]}`, "calibrate": `[]`}, ""},
 		{"no chips: no soc dimension", nil, fakeCLI{outputs: result.Outputs{Windows: built[:1]}}, 0,
 			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json"},
 			map[string]string{"windows": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`, "skipped": `[]`, "socs": `[]`,
-				"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]}`, "calibrate-at": "0"}, ""},
-		{"a calibrate job", nil, fakeCLI{outputs: result.Outputs{Windows: built[:1], SoCs: []string{"SM8750"}, CalibrateAt: 2048}}, 0,
+				"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]}`, "calibrate": `[]`}, ""},
+		{"a calibrate job", nil, fakeCLI{outputs: result.Outputs{Windows: built[:1], SoCs: []string{"SM8750"}, Calibrate: built[:1]}}, 0,
 			[]string{"plan", "org/M-1B", "--backend", "mediatek", "--json"},
 			map[string]string{"windows": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`, "skipped": `[]`, "socs": `["SM8750"]`,
-				"matrix": `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}],"soc":["SM8750"]}`, "calibrate-at": "2048"}, ""},
+				"matrix":    `{"entry":[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}],"soc":["SM8750"]}`,
+				"calibrate": `[{"window":2048,"runner":"blacksmith-16vcpu-ubuntu-2404","swap_gib":64}]`}, ""},
 		{"not eligible: exit 3 with plan's reason", nil, fakeCLI{code: 3, reason: "plan: org/M-1B is not eligible: named size 8B is above 4B"}, 3, nil, nil,
 			"plan: org/M-1B is not eligible: named size 8B is above 4B"},
 		{"the backend does not take the model: exit 3 too", nil, fakeCLI{code: 3, reason: "plan: MediaTek NeuroPilot does not take org/M-1B: no model definition"}, 3, nil, nil,
@@ -178,7 +178,7 @@ func TestSizeWindowSkipsPastTheJobLimit(t *testing.T) {
 		built = append(built, w.Window)
 	}
 	assert.Equal(t, []int{2048, 4096, 8192, 16384}, built, "the matrix")
-	assert.Equal(t, "0", out["calibrate-at"], "Qwen3-1.7B's recipe has no SeqMSE search: each window calibrates in its own job")
+	assert.Equal(t, "[]", out["calibrate"], "Qwen3-1.7B's recipe has no SeqMSE search: each window calibrates in its own job")
 	assert.Equal(t, cfg.Export.QNN.SoCs, m.SoC)
 	want := map[int]string{32768: "527"}
 	require.Len(t, skipped, len(want))
@@ -192,7 +192,7 @@ func TestSizeWindowSkipsPastTheJobLimit(t *testing.T) {
 
 // TestSizeWindowCalibratesOnce: Qwen3-0.6B's QNN recipe searches with SeqMSE, so with
 // calibrate_once the plan has a calibrate job at export.qnn.calib_window, and the step
-// says where; asked for no window that is built, it says none.
+// says where, and on which runner.
 func TestSizeWindowCalibratesOnce(t *testing.T) {
 	t.Setenv("EXE_EXPO_OFFLINE", "1")
 	t.Setenv("GITHUB_ACTIONS", "")
@@ -202,7 +202,18 @@ func TestSizeWindowCalibratesOnce(t *testing.T) {
 	require.True(t, cfg.Export.QNN.CalibrateOnce)
 	s := newStep(t, map[string]string{"model-id": "Qwen/Qwen3-0.6B", "backend": "qnn"})
 	require.Equal(t, cli.ExitOK, SizeWindow(s.envWith(RunCLI)), "log: %s\nstderr: %s", s.log.String(), s.stderr.String())
-	assert.Equal(t, strconv.Itoa(cfg.Export.QNN.CalibWindow), s.outputs(t)["calibrate-at"])
+	out := s.outputs(t)
+	var calibrate, windows []result.Window
+	require.NoError(t, json.Unmarshal([]byte(out["calibrate"]), &calibrate))
+	require.NoError(t, json.Unmarshal([]byte(out["windows"]), &windows))
+	require.Len(t, calibrate, 1)
+	require.NotEmpty(t, windows)
+	assert.Equal(t, cfg.Export.QNN.CalibWindow, calibrate[0].Window)
+	assert.Equal(t, windows[0], calibrate[0], "on the runner of the 2k window's export")
+
+	s = newStep(t, map[string]string{"model-id": "Qwen/Qwen3-0.6B", "backend": "qnn", "contexts": "2048", "socs": "SM8650"})
+	require.Equal(t, cli.ExitOK, SizeWindow(s.envWith(RunCLI)), "log: %s", s.log.String())
+	assert.Equal(t, out["calibrate"], s.outputs(t)["calibrate"], "one window asked for: still calibrated once")
 }
 
 // TestSizeWindowVerdicts runs the real CLI offline: the action's exit code and annotation

@@ -77,7 +77,7 @@ func runPlan(env Env, r planRequest) error {
 			return failf(ExitFailed, "plan: %w", err)
 		}
 		o := env.outputs()
-		o.Windows, o.Skipped, o.SoCs, o.CalibrateAt = sel.Windows, sel.Skipped, sel.SoCs, sel.CalibrateAt
+		o.Windows, o.Skipped, o.SoCs, o.Calibrate = sel.Windows, sel.Skipped, sel.SoCs, sel.Calibrate
 	}
 	stepSummary(env, planSummary(p))
 	if r.backend != "" && code == ExitOK {

@@ -169,17 +169,17 @@ func (j jobTimer) calibrateJob(rows []Row) *CalibrateJob {
 	if j.split == nil || !j.calib.Once {
 		return nil
 	}
-	var r *config.Runner
-	for _, row := range rows {
-		if got := j.runners[row.Window]; got != nil && (r == nil || row.Window == j.calib.At) {
-			r = got
+	var on *Row
+	for i, row := range rows {
+		if j.runners[row.Window] != nil && (on == nil || row.Window == j.calib.At) {
+			on = &rows[i]
 		}
 	}
-	if r == nil {
+	if on == nil {
 		return nil
 	}
-	job := cost.EstimateSeconds(j.split.CalibrateSeconds(j.params, j.calib), r)
-	return &CalibrateJob{Window: j.calib.At, Runner: r.Label, Minutes: job.Minutes, USD: job.USD}
+	job := cost.EstimateSeconds(j.split.CalibrateSeconds(j.params, j.calib), j.runners[on.Window])
+	return &CalibrateJob{Window: j.calib.At, Runner: on.Runner, SwapGiB: on.SwapGiB, Minutes: job.Minutes, USD: job.USD}
 }
 
 // OverJobLimit is the reason a window is skipped for time: the prediction, the runner it

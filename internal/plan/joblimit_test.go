@@ -222,7 +222,7 @@ func TestQNNCalibrationPlans(t *testing.T) {
 				return
 			}
 			require.NotNil(t, bp.Calibrate)
-			assert.Equal(t, plan.CalibrateJob{Window: 2048, Runner: bp.Rows[0].Runner, Minutes: tc.calibrate, USD: bp.Calibrate.USD}, *bp.Calibrate)
+			assert.Equal(t, plan.CalibrateJob{Window: 2048, Runner: bp.Rows[0].Runner, SwapGiB: bp.Rows[0].SwapGiB, Minutes: tc.calibrate, USD: bp.Calibrate.USD}, *bp.Calibrate)
 			assert.Equal(t, 2*(len(built)+1), bp.Jobs, "each window and the calibration, on two chips")
 		})
 	}

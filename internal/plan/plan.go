@@ -100,11 +100,12 @@ type BackendPlan struct {
 	USD     float64 `json:"export_usd"`
 }
 
-// CalibrateJob is one chip's calibration job: the window it calibrates at, its runner, its
-// predicted minutes and price.
+// CalibrateJob is one chip's calibration job: the window it calibrates at, its runner and
+// the swap it adds (the window's row's), its predicted minutes and price.
 type CalibrateJob struct {
 	Window  int     `json:"window"`
 	Runner  string  `json:"runner"`
+	SwapGiB int     `json:"swap_gib"`
 	Minutes int     `json:"minutes"`
 	USD     float64 `json:"usd"`
 }

@@ -74,9 +74,9 @@ type Selection struct {
 	SoCs    []string
 	// Rows are the plan's rows of the windows asked for, in the plan's order.
 	Rows []Row
-	// CalibrateAt is the window the backend's calibrate job runs at, once per chip, where
-	// the plan has one (BackendPlan.Calibrate) and a window is to be built; 0 otherwise.
-	CalibrateAt int
+	// Calibrate is the backend's calibrate job, run once per chip, where the plan has one
+	// (BackendPlan.Calibrate) and a window is to be built: its window and runner.
+	Calibrate []result.Window
 }
 
 // Select picks the windows in contexts and the chips in socs (each separated by commas or
@@ -103,8 +103,8 @@ func (p *Plan) Select(backendName, contexts, socs string) (Selection, error) {
 	if s.SoCs, err = pickSoCs(bp, socs); err != nil {
 		return Selection{}, err
 	}
-	if bp.Calibrate != nil && len(s.Windows) > 0 {
-		s.CalibrateAt = bp.Calibrate.Window
+	if c := bp.Calibrate; c != nil && len(s.Windows) > 0 {
+		s.Calibrate = []result.Window{{Window: c.Window, Runner: c.Runner, SwapGiB: c.SwapGiB}}
 	}
 	return s, nil
 }

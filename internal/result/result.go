@@ -68,9 +68,10 @@ type Outputs struct {
 	Skipped []Skipped `json:"skipped"`
 	// SoCs are the chips each window is built for (plan, for QNN and MediaTek).
 	SoCs []string `json:"socs"`
-	// CalibrateAt is the window a calibrate job calibrates at once per chip before the
-	// export jobs, which load its encodings (plan, QNN with calibrate_once); 0: none.
-	CalibrateAt int `json:"calibrate_at,omitempty"`
+	// Calibrate is the calibrate job run once per chip before the export jobs, which load
+	// its encodings (plan, QNN with calibrate_once): the window it calibrates at and the
+	// runner that holds it, as a one-entry list for strategy.matrix; empty: none.
+	Calibrate []Window `json:"calibrate,omitempty"`
 	// Reports are the export reports whose files passed, relative to the export folder
 	// (smoke and gate): what a workflow hands on to publish.
 	Reports []string `json:"reports,omitempty"`
