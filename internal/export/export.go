@@ -63,6 +63,10 @@ type Options struct {
 	// KeepWork keeps the work folder (the checkpoint, the tool's files) after success.
 	KeepWork bool
 
+	// ConfigDir is the folder Config was loaded from ("" for the embedded one): the gate's
+	// fidelity text is read from it for a simulated quality figure (recipe.QDQ).
+	ConfigDir string
+
 	Python, MTKPython, ExecuTorch string
 	Fetcher                       Fetcher
 	Log                           io.Writer

@@ -1,8 +1,10 @@
 package export_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/export"
+	"github.com/experimentalmachines/exe-expo/internal/gate"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 )
 
@@ -81,10 +84,12 @@ func TestQNNExportReadsThePlannedRevision(t *testing.T) {
 
 // TestQNNExportRefusesAnUnprovenRevision: a launcher record that is missing, or that
 // says the checkpoint came from outside the download, fails the export: the report could
-// not say which revision the file was built from.
+// not say which revision the file was built from. So does a run that saved no QDQ program:
+// the report's simulated figure could not be measured.
 func TestQNNExportRefusesAnUnprovenRevision(t *testing.T) {
 	tests := []struct{ mode, want string }{
 		{"norecord", "the qnn tool finished but wrote no record of what it read ("},
+		{"noqdq", "the qnn tool finished but its QDQ program, which the simulated quality figure runs on the CPU, is not at "},
 		{"stray", "the qnn tool read its tokenizer from " + os.TempDir() + ", not from the download of Qwen/Qwen3-0.6B"},
 	}
 	for _, tc := range tests {
@@ -95,6 +100,44 @@ func TestQNNExportRefusesAnUnprovenRevision(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 			assert.Equal(t, 2, export.ExitCode(err))
 			assert.NoFileExists(t, filepath.Join(o.Out, "qnn", "sm8750", "export-report-2k.json"), "a failed export leaves no report")
+		})
+	}
+}
+
+// TestQNNExportRecordsSimulatedQuality: after the Qualcomm script, the export runs its
+// saved QDQ program against fp32 over the fidelity text (the stand-in answers for
+// gate_probe.py: 75% of positions agree, KL 0) and the report's quality block records it
+// as simulated, beside "not measured here" for the file itself, over the text's tokens
+// bounded by the window (a 4,096-token text is read to the 2,048-token window).
+func TestQNNExportRecordsSimulatedQuality(t *testing.T) {
+	for _, tokens := range []int{2048, 4096} {
+		t.Run(fmt.Sprint(tokens), func(t *testing.T) {
+			o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", "ok", "0123456789abcdef0123456789abcdef01234567")
+			cfg := *o.Config
+			cfg.Gate.FidelityTokens = tokens
+			o.Config = &cfg
+			var log bytes.Buffer
+			o.Log = &log
+			res, err := export.Run(context.Background(), o)
+			require.NoError(t, err, "%s", log.String())
+			q := res.Report.Quality
+			require.NotNil(t, q)
+			assert.False(t, q.Measured, "the file itself runs only on the HTP")
+			assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", q.NotMeasured)
+			require.NotNil(t, q.Simulated)
+			assert.Equal(t, gate.QDQOnCPU, q.Simulated.By)
+			assert.Equal(t, "fidelity-text.txt", q.Simulated.Text.File)
+			assert.Len(t, q.Simulated.Text.SHA256, 64)
+			assert.Equal(t, 2048, q.Simulated.Positions, "the text's tokens, bounded by the 2,048-token window")
+			assert.Equal(t, 32, q.Simulated.TopK)
+			assert.Equal(t, 1536, q.Simulated.Agreed)
+			assert.InDelta(t, 0.75, q.Simulated.NextTokenAgreement, 1e-12)
+			assert.InDelta(t, 0, q.Simulated.MeanKL, 1e-12)
+			assert.Contains(t, log.String(), "exe-expo: simulated on the CPU (QDQ program, not the HTP): next token 75.0% of 2,048, mean KL 0.000; not measured here")
+
+			back, err := report.Read(res.ReportPath)
+			require.NoError(t, err)
+			assert.Equal(t, q, back.Quality, "the written report carries the block")
 		})
 	}
 }

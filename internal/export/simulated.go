@@ -1,0 +1,87 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/drivers"
+	"github.com/experimentalmachines/exe-expo/internal/fileutil"
+	"github.com/experimentalmachines/exe-expo/internal/gate"
+	"github.com/experimentalmachines/exe-expo/internal/recipe"
+	"github.com/experimentalmachines/exe-expo/internal/report"
+)
+
+// A QNN file runs only on a phone's HTP, so the x86 gate cannot measure it. What can run
+// here is the quantized program Qualcomm's script saves before lowering (recipe.QDQ): the
+// same weights and activation encodings, as quantize/dequantize ops around fp32 arithmetic.
+// Its fidelity figures are recorded as simulated, beside "not measured here", never as the
+// file's (docs/research/qnn-simulated-quality.md).
+
+// Simulation is one simulated fidelity measure: the QDQ program, the fp32 source folder
+// whose weights and tokenizer make the reference, and the fidelity text.
+type Simulation struct {
+	Runner  drivers.Runner
+	Source  string
+	Program string
+	Text    gate.FidelityText
+	// Window bounds the positions read: the program's cache holds no more.
+	Window int
+}
+
+// Measure runs fp32 over the text's first tokens (gate_probe.py's reference, as gate.json
+// is made, so the same tokens and buckets), then the QDQ program over the same tokens
+// (gate_probe.py's "qdq" model), and scores them with gate.CompareFidelity, the gate's own
+// definitions of next-token agreement and mean KL.
+func (s Simulation) Measure(ctx context.Context) (*gate.SimulatedFidelity, error) {
+	text := s.Text
+	if s.Window > 0 && text.Tokens > s.Window {
+		text.Tokens = s.Window
+	}
+	plan := drivers.GateProbe{Model: drivers.GateModel{Kind: "hf", Path: s.Source, Tokenizer: s.Source}, Rows: []drivers.GateRow{},
+		Fidelity: drivers.FidelityPlan(text)}
+	ref, _, err := s.Runner.GateReference(ctx, plan)
+	if err != nil {
+		return nil, fmt.Errorf("fp32 reference of %s over the fidelity text: %w", s.Source, err)
+	}
+	ref.Fidelity.Text = text.ID
+	plan.Model = drivers.GateModel{Kind: "qdq", Path: s.Program, Tokenizer: s.Source}
+	got, _, err := s.Runner.GateMeasure(ctx, plan, nil, ref.Fidelity)
+	if err != nil {
+		return nil, fmt.Errorf("the QDQ program %s over the fidelity text: %w", s.Program, err)
+	}
+	f, err := gate.CompareFidelity(*ref.Fidelity, *got.Fidelity, 0)
+	if err != nil {
+		return nil, fmt.Errorf("the QDQ program %s against fp32: %w", s.Program, err)
+	}
+	return &gate.SimulatedFidelity{By: gate.QDQOnCPU, Fidelity: f}, nil
+}
+
+// simulate measures the recipe's QDQ program and puts the figure in the report's quality
+// block, which stays "not measured" for the file itself.
+func (o *Options) simulate(ctx context.Context, r *recipe.Recipe, rep *report.Report) error {
+	if _, err := os.Stat(r.QDQ); err != nil {
+		return fmt.Errorf("the %s tool finished but its QDQ program, which the simulated quality figure runs on the CPU, is not at %s: %s", r.Backend, r.QDQ, fileutil.Reason(err))
+	}
+	text, err := gate.LoadFidelityText(o.ConfigDir, o.Config.Gate)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Log, "exe-expo: measuring the QDQ program %s on the CPU against fp32 over the fidelity text (simulated quantization)\n", r.QDQ)
+	sim := Simulation{Runner: drivers.Runner{Python: o.Python, Dir: filepath.Join(o.Work, "drivers"), Log: o.Log},
+		Source: o.srcDir, Program: r.QDQ, Text: text, Window: r.Window}
+	f, err := sim.Measure(ctx)
+	if err != nil {
+		return err
+	}
+	q := gate.Quality{Simulated: f}
+	if b := backend.ByName(r.Backend); b != nil && !b.Smoke {
+		q = gate.NotMeasuredHere(b.Title)
+		q.Simulated = f
+	}
+	rep.Quality = &q
+	fmt.Fprintf(o.Log, "exe-expo: %s\n", q.SimulatedLine())
+	return nil
+}
