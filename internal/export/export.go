@@ -231,9 +231,9 @@ func (o *Options) download(ctx context.Context, src *model.Source) error {
 	if rev == "" {
 		rev = o.Revision
 	}
-	// A backend whose tool takes another checkpoint (QNN's Llama 3.2: Meta's original/
-	// files, which Fetch brings without weights) needs no safetensors.
-	weights := o.spec().ReadsWeights(src)
+	// A backend whose tool takes another checkpoint and nothing else reads the source's
+	// weights needs no safetensors.
+	weights := o.spec().Weights
 	got, err := o.Fetcher.Fetch(ctx, src.ID, rev, o.srcDir, weights)
 	if err != nil {
 		return hubError(src.ID, err)

@@ -31,8 +31,9 @@ func qnnOptions(t *testing.T, id, mode, sha string) (export.Options, *fakeHub, s
 
 // TestQNNExportReadsThePlannedRevision: the Qualcomm script is handed the download made at
 // the commit the plan resolved (the safetensors for a registry model, Meta's original/
-// files for Llama 3.2), and the report records that revision, what the script read from
-// it, and the calibration rows the launcher saw.
+// files for Llama 3.2, whose download still brings the safetensors for the simulated
+// quality figure's fp32 reference), and the report records that revision, what the script
+// read from it, and the calibration rows the launcher saw.
 func TestQNNExportReadsThePlannedRevision(t *testing.T) {
 	const sha = "0123456789abcdef0123456789abcdef01234567"
 	tests := []struct {
@@ -43,7 +44,7 @@ func TestQNNExportReadsThePlannedRevision(t *testing.T) {
 		{"a registry model served from the download", "Qwen/Qwen3-0.6B", sha + " weights=true", []report.InputFile{
 			{What: "tokenizer", Path: "."}, {What: "checkpoint", Path: "."},
 			{What: "params", Path: "ET/examples/models/qwen3/config/0_6b_config.json"}}},
-		{"Llama 3.2 by Meta's files", "meta-llama/Llama-3.2-1B-Instruct", sha + " weights=false", []report.InputFile{
+		{"Llama 3.2 by Meta's files", "meta-llama/Llama-3.2-1B-Instruct", sha + " weights=true", []report.InputFile{
 			{What: "checkpoint", Path: "original/consolidated.00.pth"}, {What: "params", Path: "original/params.json"},
 			{What: "tokenizer", Path: "original/tokenizer.model"}}},
 	}
@@ -134,6 +135,10 @@ func TestQNNExportRecordsSimulatedQuality(t *testing.T) {
 			assert.InDelta(t, 0.75, q.Simulated.NextTokenAgreement, 1e-12)
 			assert.InDelta(t, 0, q.Simulated.MeanKL, 1e-12)
 			assert.Contains(t, log.String(), "exe-expo: simulated on the CPU (QDQ program, not the HTP): next token 75.0% of 2,048, mean KL 0.000; not measured here")
+
+			require.Len(t, res.Report.Stages, 2, "the tool's stages, then the simulated measure's")
+			assert.Equal(t, "qnn_llama", res.Report.Stages[0].Tool)
+			assert.Equal(t, export.SimulatedStage, res.Report.Stages[1].Tool)
 
 			back, err := report.Read(res.ReportPath)
 			require.NoError(t, err)

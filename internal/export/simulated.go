@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
@@ -12,6 +13,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/gate"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/run"
 )
 
 // A QNN file runs only on a phone's HTP, so the x86 gate cannot measure it. What can run
@@ -59,6 +61,9 @@ func (s Simulation) Measure(ctx context.Context) (*gate.SimulatedFidelity, error
 	return &gate.SimulatedFidelity{By: gate.QDQOnCPU, Fidelity: f}, nil
 }
 
+// SimulatedStage names the simulated measure's entry among the report's tool stages.
+const SimulatedStage = "simulated_quality"
+
 // simulate measures the recipe's QDQ program and puts the figure in the report's quality
 // block, which stays "not measured" for the file itself.
 func (o *Options) simulate(ctx context.Context, r *recipe.Recipe, rep *report.Report) error {
@@ -72,10 +77,14 @@ func (o *Options) simulate(ctx context.Context, r *recipe.Recipe, rep *report.Re
 	fmt.Fprintf(o.Log, "exe-expo: measuring the QDQ program %s on the CPU against fp32 over the fidelity text (simulated quantization)\n", r.QDQ)
 	sim := Simulation{Runner: drivers.Runner{Python: o.Python, Dir: filepath.Join(o.Work, "drivers"), Log: o.Log},
 		Source: o.srcDir, Program: r.QDQ, Text: text, Window: r.Window}
+	start := time.Now()
 	f, err := sim.Measure(ctx)
 	if err != nil {
 		return err
 	}
+	// Its cost beside the tool's in the report and the step summary: the measure is new on
+	// the runners and its time there is not yet known.
+	rep.Stages = append(rep.Stages, report.StageReport{Tool: SimulatedStage, Timings: run.Timings{TotalSeconds: round1(time.Since(start).Seconds()), Stages: []run.StageTime{}}})
 	q := gate.Quality{Simulated: f}
 	if b := backend.ByName(r.Backend); b != nil && !b.Smoke {
 		q = gate.NotMeasuredHere(b.Title)
