@@ -207,12 +207,9 @@ def qdq_model(torch, path, source):
         # Positions past the text hold token 0: the masks are causal, so they change nothing before them.
         tok = torch.zeros(batch, length, dtype=tokens.dtype)
         tok[:, :len(ids)] = torch.tensor(ids, dtype=tokens.dtype)
-        args, mask_i, seen_tokens = [], 0, False
-        for v in specs:
-            if not seen_tokens:
-                args.append(tok)
-                seen_tokens = True
-            elif v.dtype.is_floating_point and list(v.shape) == [batch, 1, length, length]:
+        args, mask_i = [tok], 0
+        for v in specs[1:]:
+            if v.dtype.is_floating_point and list(v.shape) == [batch, 1, length, length]:
                 m = torch.full((length, length), PADDING_MASK_VALUE).masked_fill(allowed[mask_i], 0)
                 args.append(m.expand(batch, 1, length, length).to(v.dtype).contiguous())
                 mask_i += 1

@@ -146,3 +146,21 @@ func TestQNNExportRecordsSimulatedQuality(t *testing.T) {
 		})
 	}
 }
+
+// TestQNNExportSimulatesUpToAWindow: above export.MaxSimulatedWindow the QDQ program (every
+// position in one call) is not run; the quality block says why, and the export passes.
+func TestQNNExportSimulatesUpToAWindow(t *testing.T) {
+	o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", "ok", "0123456789abcdef0123456789abcdef01234567")
+	o.Window = 8192
+	var log bytes.Buffer
+	o.Log = &log
+	res, err := export.Run(context.Background(), o)
+	require.NoError(t, err, "%s", log.String())
+	q := res.Report.Quality
+	require.NotNil(t, q)
+	assert.Nil(t, q.Simulated)
+	assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", q.NotMeasured)
+	assert.Equal(t, "not simulated: the QDQ program computes all 8,192 positions in one call, whose attention is too large to run here (the simulated figure is measured up to 4,096 tokens)", q.SimulatedMissing)
+	assert.NotContains(t, log.String(), "measuring the QDQ program")
+	require.Len(t, res.Report.Stages, 1, "no simulated measure ran")
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/fileutil"
 	"github.com/experimentalmachines/exe-expo/internal/gate"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
@@ -29,7 +30,9 @@ type Simulation struct {
 	Source  string
 	Program string
 	Text    gate.FidelityText
-	// Window bounds the positions read: the program's cache holds no more.
+	// Window bounds the positions read: the saved calibration graph is the window's length
+	// and takes no more (with export.qnn.calib_window too, the launcher saves the window's
+	// graph carrying the shorter calibration's encodings: e2e TestQNNSharedCalibration).
 	Window int
 }
 
@@ -61,6 +64,13 @@ func (s Simulation) Measure(ctx context.Context) (*gate.SimulatedFidelity, error
 	return &gate.SimulatedFidelity{By: gate.QDQOnCPU, Fidelity: f}, nil
 }
 
+// MaxSimulatedWindow is the largest window whose QDQ program is run: the calibration graph
+// computes every position of the window in one call, so its attention scores take heads ×
+// window² × 4 bytes per layer at once (2 GiB for Llama 3.2 1B's 32 heads at 4,096 tokens,
+// 8 GiB at 8,192, 32 GiB at 16,384), before the quantize and dequantize copies. Above it the
+// quality block says why there is no simulated figure.
+const MaxSimulatedWindow = 4096
+
 // SimulatedStage names the simulated measure's entry among the report's tool stages.
 const SimulatedStage = "simulated_quality"
 
@@ -69,6 +79,14 @@ const SimulatedStage = "simulated_quality"
 func (o *Options) simulate(ctx context.Context, r *recipe.Recipe, rep *report.Report) error {
 	if _, err := os.Stat(r.QDQ); err != nil {
 		return fmt.Errorf("the %s tool finished but its QDQ program, which the simulated quality figure runs on the CPU, is not at %s: %s", r.Backend, r.QDQ, fileutil.Reason(err))
+	}
+	if r.Window > MaxSimulatedWindow {
+		q := notMeasured(r)
+		q.SimulatedMissing = fmt.Sprintf("not simulated: the QDQ program computes all %s positions in one call, whose attention is too large to run here (the simulated figure is measured up to %s tokens)",
+			family.Commas(int64(r.Window)), family.Commas(MaxSimulatedWindow))
+		rep.Quality = &q
+		fmt.Fprintf(o.Log, "exe-expo: %s\n", q.SimulatedMissing)
+		return nil
 	}
 	text, err := gate.LoadFidelityText(o.ConfigDir, o.Config.Gate)
 	if err != nil {
@@ -85,12 +103,17 @@ func (o *Options) simulate(ctx context.Context, r *recipe.Recipe, rep *report.Re
 	// Its cost beside the tool's in the report and the step summary: the measure is new on
 	// the runners and its time there is not yet known.
 	rep.Stages = append(rep.Stages, report.StageReport{Tool: SimulatedStage, Timings: run.Timings{TotalSeconds: round1(time.Since(start).Seconds()), Stages: []run.StageTime{}}})
-	q := gate.Quality{Simulated: f}
-	if b := backend.ByName(r.Backend); b != nil && !b.Smoke {
-		q = gate.NotMeasuredHere(b.Title)
-		q.Simulated = f
-	}
+	q := notMeasured(r)
+	q.Simulated = f
 	rep.Quality = &q
 	fmt.Fprintf(o.Log, "exe-expo: %s\n", q.SimulatedLine())
 	return nil
+}
+
+// notMeasured is the quality block of a file the x86 gate cannot run, as verify writes it.
+func notMeasured(r *recipe.Recipe) gate.Quality {
+	if b := backend.ByName(r.Backend); b != nil && !b.Smoke {
+		return gate.NotMeasuredHere(b.Title)
+	}
+	return gate.Quality{}
 }

@@ -38,6 +38,8 @@ type Quality struct {
 	// It sits beside NotMeasured, never in Fidelity's place, so nothing reads it as the
 	// file's own figure; nil when nothing stood in.
 	Simulated *SimulatedFidelity `json:"simulated,omitempty"`
+	// SimulatedMissing says why a file that could have had a simulated figure has none.
+	SimulatedMissing string `json:"simulated_missing,omitempty"`
 }
 
 // SimulatedFidelity is the fidelity figures of a program that stands in for the file, and

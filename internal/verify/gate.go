@@ -102,7 +102,7 @@ func (g Gate) Measure(ctx context.Context, r drivers.Runner, out, path string, r
 	if !b.Smoke {
 		q := gate.NotMeasuredHere(b.Title)
 		if rep.Quality != nil { // the export's simulated figure (a QNN file's QDQ program) stays
-			q.Simulated = rep.Quality.Simulated
+			q.Simulated, q.SimulatedMissing = rep.Quality.Simulated, rep.Quality.SimulatedMissing
 		}
 		rep.Quality = &q
 		return rep, report.Write(path, rep)

@@ -218,4 +218,16 @@ func TestMeasureKeepsSimulated(t *testing.T) {
 	assert.Equal(t, sim, back.Quality.Simulated)
 	assert.Contains(t, verify.Summary(path, back),
 		"  quality: simulated on the CPU (QDQ program, not the HTP): next token 93.1% of 2,048, mean KL 0.012; not measured here: Qualcomm QNN (HTP) needs a phone")
+
+	// A window too long to simulate keeps the export's reason.
+	const why = "not simulated: the QDQ program computes all 8,192 positions in one call"
+	rep.Quality = &gate.Quality{SimulatedMissing: why}
+	require.NoError(t, report.Write(path, rep))
+	_, err = verify.Gate{}.Measure(context.Background(), drivers.Runner{Python: "/nonexistent/python"}, out, path, gate.Reference{})
+	require.NoError(t, err)
+	back, err = report.Read(path)
+	require.NoError(t, err)
+	assert.Nil(t, back.Quality.Simulated)
+	assert.Equal(t, why, back.Quality.SimulatedMissing)
+	assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", back.Quality.NotMeasured)
 }
