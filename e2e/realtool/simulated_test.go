@@ -43,11 +43,11 @@ func checkSimulated(t *testing.T, program, own string) {
 	require.NoError(t, err, "the simulated measure against another model:\n%s", lastLines(log.String(), 20))
 	t.Logf("other fp32: %s", gate.Quality{Simulated: g}.SimulatedLine())
 
-	// Measured on the 2-core test machine (ExecuTorch 1.5.1, SM8650 recipe, 2,048 tokens of
-	// the fidelity text, one call of the calibration graph): against its own source 90.6%
-	// next-token agreement, mean KL 0.016 nats in one run and 83.1%, 0.042 in another (the
-	// saved programs differ from run to run), 38-41 s with the fp32 reference; against the
-	// other model 0.8%, mean KL 4.84 (docs/research/qnn-simulated-quality.md).
+	// Measured on the shared 2-core test machine (ExecuTorch 1.5.1, SM8650 recipe, 2,048
+	// tokens of the fidelity text, one call of the calibration graph), the same in two runs:
+	// against its own source 83.1% next-token agreement (1,701 of 2,048), mean KL 0.042 nats,
+	// 21-38 s with the fp32 reference; against the other model 0.8%, mean KL 4.85
+	// (docs/research/qnn-simulated-quality.md).
 	assert.Greater(t, f.NextTokenAgreement, 0.6, "the QDQ program mostly predicts its own fp32's next token")
 	assert.Less(t, f.MeanKL, 0.25, "and stays close to its distribution")
 	assert.Less(t, g.NextTokenAgreement, 0.2, "another model's fp32 is not predicted")
