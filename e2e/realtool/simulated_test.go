@@ -45,7 +45,7 @@ func checkSimulated(t *testing.T, program, own string) {
 
 	// Measured on the shared 2-core test machine (ExecuTorch 1.5.1, SM8650 recipe, 2,048
 	// tokens of the fidelity text, one call of the calibration graph), the same in two runs:
-	// against its own source 83.1% next-token agreement (1,701 of 2,048), mean KL 0.042 nats,
+	// against its own source 83.1% next-token agreement, mean KL 0.042 nats,
 	// 21-38 s with the fp32 reference; against the other model 0.8%, mean KL 4.85
 	// (docs/research/qnn-simulated-quality.md).
 	assert.Greater(t, f.NextTokenAgreement, 0.6, "the QDQ program mostly predicts its own fp32's next token")
