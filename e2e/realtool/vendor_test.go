@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
+	"github.com/experimentalmachines/exe-expo/internal/backend/qnn"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
 	pkgexport "github.com/experimentalmachines/exe-expo/internal/export"
@@ -172,7 +173,8 @@ func inOrder(t *testing.T, log string, markers ...string) []int {
 // the static decoders from that checkpoint, annotate, calibrate and convert them and save
 // the quantized decode program, and only then stop at the SDK's first call: opening the HTP
 // backend library inside to_edge_transform_and_lower_to_qnn. The export must fail there, in
-// its tool, and nowhere earlier.
+// its tool, and nowhere earlier. The saved QDQ program is then measured on the CPU as the
+// export's simulated quality step measures it (checkSimulated).
 func TestQNNBeforeLowering(t *testing.T) {
 	python(t)
 	cfg, err := config.Default()
@@ -254,6 +256,8 @@ func TestQNNBeforeLowering(t *testing.T) {
 		ops.Nodes, ops.Quantize, ops.Dequantize, ops.Inputs, ops.Outputs)
 	assert.Greater(t, ops.Quantize, 0, "the saved decode program is quantized")
 	assert.Greater(t, ops.Dequantize, 0, "the saved decode program is quantized")
+	assert.Equal(t, filepath.Join(work, "artifact", qnn.QDQFile), qdq[0], "the program the recipe's simulated measure reads")
+	checkSimulated(t, qdq[0], src)
 	pte, _ := filepath.Glob(filepath.Join(work, "artifact", "*.pte"))
 	assert.Empty(t, pte, "no program was compiled without the SDK")
 	_, err = os.Stat(filepath.Join(work, "qnn-inputs.json"))

@@ -82,11 +82,10 @@ type Backend struct {
 	// Smoke is true when ExecuTorch's text LLM runner on an x86 host runs its files, so they
 	// get a smoke run and the decision gate; the others (GPU, NPU) get the structural check.
 	Smoke bool
-	// Weights is true when the export reads the source's safetensors. WeightsFor, when set,
-	// decides it per model instead (QNN: Meta's original/ checkpoint for Llama 3.2, which
-	// its script takes by flag; the safetensors for the rest).
-	Weights    bool
-	WeightsFor func(src *model.Source) bool
+	// Weights is true when the export reads the source's safetensors (QNN's too, for Llama
+	// 3.2 whose script takes Meta's original/ checkpoint: the simulated quality figure's
+	// fp32 reference loads the safetensors with transformers).
+	Weights bool
 	// Actions is where and how its jobs run.
 	Actions Actions
 	// Card is what the model card says of it.
@@ -285,15 +284,6 @@ func (b *Backend) Windows(cfg *config.Config) []int {
 	}
 	sort.Ints(ws)
 	return slices.Compact(ws)
-}
-
-// ReadsWeights says whether an export of src downloads the safetensors weights, so a
-// backend whose tool loads another checkpoint costs no second download.
-func (b *Backend) ReadsWeights(src *model.Source) bool {
-	if b.WeightsFor != nil {
-		return b.WeightsFor(src)
-	}
-	return b.Weights
 }
 
 // Support decides whether the model goes to this backend: "" if it does, else why not.

@@ -51,7 +51,7 @@ func exportCommand() Command {
 				if err != nil {
 					return failf(ExitFailed, "export: %w", err)
 				}
-				o.Config, o.Fetcher = cfg, env.fetcher()
+				o.Config, o.ConfigDir, o.Fetcher = cfg, *cfgDir, env.fetcher()
 				maskTokens(env)
 				o.Log = env.Stderr
 				o.RunURL, o.RunID = actionsRun()

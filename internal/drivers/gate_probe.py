@@ -9,14 +9,16 @@ it once: the last position's softmax is all the gate reads.
 With "fidelity", the model also reads a fixed text and its next-token distribution is read
 at every position: an export_llm program is fed the tokens one at a time through its KV
 cache (one load, forward((token, pos)) per position, since it returns only the last
-position's logits), a Hugging Face model all at once. The reference keeps fp32's top_k
+position's logits), a Hugging Face model all at once, and Qualcomm's saved QDQ program
+("qdq", measure only, no rows: a QNN file's simulated figure) all at once too, since it is
+the calibration graph that takes the whole window in one call. The reference keeps fp32's top_k
 tokens per position with their log-probabilities and the rest's probability; the measure
 gives the export's log-probabilities of those tokens, the rest's probability and its argmax.
 Log-probabilities below -1000 are written as -1000 (JSON has no -Infinity; the probability
 is 0 either way).
 
 Plan: {"mode": "reference" | "measure",
-       "model": {"kind": "hf" | "pte" | "torchscript", "path": p, "tokenizer": p or null},
+       "model": {"kind": "hf" | "pte" | "torchscript" | "qdq", "path": p, "tokenizer": p or null},
        "prompt": {"system": s, "primer": [{"role", "content"}], "tools": [...]},
        "rows": [{"question": q, "user": text, "token_ids": [int] (optional)}],
        "fp32": {question: token} (measure only),
@@ -152,6 +154,78 @@ def pte_model(torch, path):
     return Model(last, positions)
 
 
+def sliding_window(folder):
+    """The source's sliding-window length (config.json's sliding_window, or its text
+    config's), for a program whose second mask is a sliding-window one (Gemma 3's)."""
+    import json
+    try:
+        with open(os.path.join(folder or "", "config.json")) as f:
+            cfg = json.load(f)
+    except (OSError, ValueError):
+        cfg = {}
+    window = cfg.get("sliding_window") or (cfg.get("text_config") or {}).get("sliding_window")
+    if not window:
+        raise PlanError("the QDQ program takes a second (sliding-window) attention mask and %s/config.json names no sliding_window" % folder)
+    return int(window)
+
+
+def qdq_model(torch, path, source):
+    """Qualcomm's saved QDQ program (artifact/decode_qdq.pt2: torch.export of the static
+    decoder after convert_pt2e, quantize/dequantize ops around fp32 arithmetic), run on the
+    CPU. It is the calibration graph: every position of the window in one call, with empty
+    KV caches, as (tokens [B, L], the attention masks [B, 1, L, L] (causal, then Gemma 3's
+    sliding window), positions [B, L], the caches) and the logits [B, L, V] first among its
+    outputs. Inputs are told apart by their recorded shapes and dtypes; the masks are built
+    as the script's masking_utils builds them (0 where a token may attend, -255 elsewhere)."""
+    import torchao.quantization.pt2e  # noqa: F401 - registers the quantized_decomposed ops the program calls
+
+    try:
+        ep = torch.export.load(path)
+    except Exception as e:  # a zip of another kind, a truncated file: torch raises what it meets
+        raise PlanError("%s is not a saved torch.export program (%s: %s)" % (path, type(e).__name__, e))
+    vals = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    specs = [vals.get(name) for name in ep.graph_signature.user_inputs]
+    if not specs or any(v is None or not hasattr(v, "shape") for v in specs):
+        raise PlanError("%s does not record its inputs' shapes: not a saved QDQ program" % path)
+    tokens = specs[0]
+    if tokens.dtype.is_floating_point or tokens.dim() != 2:
+        raise PlanError("%s's first input is %s %s, not token ids [batch, tokens]" % (path, tokens.dtype, list(tokens.shape)))
+    batch, length = int(tokens.shape[0]), int(tokens.shape[1])
+    masks = [v for v in specs[1:] if v.dtype.is_floating_point and list(v.shape) == [batch, 1, length, length]]
+    if not 1 <= len(masks) <= 2:
+        raise PlanError("%s takes %d attention masks of [%d, 1, %d, %d]: not the calibration graph this driver runs" % (path, len(masks), batch, length, length))
+    module = ep.module()
+    PADDING_MASK_VALUE = -255.0  # masking_utils.PADDING_MASK_VALUE
+    rows, cols = torch.arange(length).view(length, 1), torch.arange(length).view(1, length)
+    allowed = [cols <= rows]
+    if len(masks) == 2:
+        allowed.append((cols <= rows) & (rows - cols < sliding_window(source)))
+
+    def positions(ids):
+        if len(ids) > length:
+            raise PlanError("the fidelity text's %d tokens do not fit the QDQ program's %d positions" % (len(ids), length))
+        # Positions past the text hold token 0: the masks are causal, so they change nothing before them.
+        tok = torch.zeros(batch, length, dtype=tokens.dtype)
+        tok[:, :len(ids)] = torch.tensor(ids, dtype=tokens.dtype)
+        args, mask_i = [tok], 0
+        for v in specs[1:]:
+            if v.dtype.is_floating_point and list(v.shape) == [batch, 1, length, length]:
+                m = torch.full((length, length), PADDING_MASK_VALUE).masked_fill(allowed[mask_i], 0)
+                args.append(m.expand(batch, 1, length, length).to(v.dtype).contiguous())
+                mask_i += 1
+            elif not v.dtype.is_floating_point and list(v.shape) == [batch, length]:
+                args.append(torch.arange(length, dtype=v.dtype).expand(batch, length).contiguous())
+            else:  # a KV cache: empty in the calibration graph, zeros whatever its shape
+                args.append(torch.zeros(tuple(v.shape), dtype=v.dtype))
+        out = module(*args)
+        logits = out[0] if isinstance(out, (tuple, list)) else out
+        if logits.dim() != 3 or logits.shape[1] != length:
+            raise PlanError("%s gave logits of %s, not [batch, %d, vocabulary]" % (path, list(logits.shape), length))
+        for i in range(len(ids)):
+            yield logits[0, i]
+    return Model(None, positions)
+
+
 def torchscript_model(torch, path):
     m = torch.jit.load(path)
     m.eval()
@@ -262,9 +336,12 @@ def run(plan):
     if mode not in ("reference", "measure"):
         raise PlanError("mode %r is neither reference nor measure" % mode)
     model = plan["model"]
-    loaders = {"hf": hf_model, "pte": pte_model, "torchscript": torchscript_model}
+    loaders = {"hf": hf_model, "pte": pte_model, "torchscript": torchscript_model,
+               "qdq": lambda torch, path: qdq_model(torch, path, model.get("tokenizer"))}
     if model.get("kind") not in loaders:
-        raise PlanError("model kind %r is not hf, pte or torchscript" % model.get("kind"))
+        raise PlanError("model kind %r is not hf, pte, torchscript or qdq" % model.get("kind"))
+    if model["kind"] == "qdq" and plan.get("rows"):
+        raise PlanError("a QDQ program reads only the fidelity text: its plan has %d gate rows" % len(plan["rows"]))
     loaded = loaders[model["kind"]](torch, model["path"])
     tokenizer = load_tokenizer(model)
     fp32 = plan.get("fp32") or {}

@@ -3,6 +3,7 @@ package drivers
 import (
 	"context"
 	"math"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -128,7 +129,21 @@ func TestGateProbeRefusals(t *testing.T) {
 
 	_, _, err = r.GateReference(ctx, GateProbe{Model: GateModel{Kind: "onnx", Path: path}})
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "model kind 'onnx' is not hf, pte or torchscript")
+	assert.Contains(t, err.Error(), "model kind 'onnx' is not hf, pte, torchscript or qdq")
+
+	qdq := GateModel{Kind: "qdq", Path: path}
+	_, _, err = r.GateMeasure(ctx, GateProbe{Model: qdq, Rows: []GateRow{{Question: "q", TokenIDs: []int{1}}}}, map[string]gate.Token{"q": {Token: 1}}, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a QDQ program reads only the fidelity text: its plan has 1 gate rows")
+
+	_, _, err = r.GateMeasure(ctx, GateProbe{Model: qdq}, nil, &gate.FidelityReference{Tokens: []int{1}, TopK: 1,
+		Positions: []gate.RefPosition{{IDs: []int{1}, LogP: []float64{0}}}})
+	require.Error(t, err)
+	if exec.Command(py, "-c", "import torchao").Run() == nil {
+		assert.Contains(t, err.Error(), path+" is not a saved torch.export program (", "a TorchScript file is not a QDQ program")
+	} else { // a QDQ program's ops are torchao's: without it the driver cannot run, and says so
+		assert.Contains(t, err.Error(), "has no module torchao")
+	}
 
 	_, _, err = r.GateReference(ctx, GateProbe{Model: model, Fidelity: &GateFidelity{Text: "a text", Tokens: 4, TopK: 2}})
 	require.Error(t, err)

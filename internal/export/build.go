@@ -109,6 +109,11 @@ func (o *Options) build(ctx context.Context, src *model.Source, fam *family.Fami
 			return err
 		}
 	}
+	if r.QDQ != "" {
+		if err := o.simulate(ctx, r, rep); err != nil {
+			return err
+		}
+	}
 	if err := o.copySideFiles(src, rep); err != nil {
 		return err
 	}

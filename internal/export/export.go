@@ -63,6 +63,10 @@ type Options struct {
 	// KeepWork keeps the work folder (the checkpoint, the tool's files) after success.
 	KeepWork bool
 
+	// ConfigDir is the folder Config was loaded from ("" for the embedded one): the gate's
+	// fidelity text is read from it for a simulated quality figure (recipe.QDQ).
+	ConfigDir string
+
 	Python, MTKPython, ExecuTorch string
 	Fetcher                       Fetcher
 	Log                           io.Writer
@@ -227,9 +231,9 @@ func (o *Options) download(ctx context.Context, src *model.Source) error {
 	if rev == "" {
 		rev = o.Revision
 	}
-	// A backend whose tool takes another checkpoint (QNN's Llama 3.2: Meta's original/
-	// files, which Fetch brings without weights) needs no safetensors.
-	weights := o.spec().ReadsWeights(src)
+	// A backend whose tool takes another checkpoint and nothing else reads the source's
+	// weights needs no safetensors.
+	weights := o.spec().Weights
 	got, err := o.Fetcher.Fetch(ctx, src.ID, rev, o.srcDir, weights)
 	if err != nil {
 		return hubError(src.ID, err)

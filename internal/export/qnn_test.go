@@ -1,8 +1,10 @@
 package export_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/export"
+	"github.com/experimentalmachines/exe-expo/internal/gate"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 )
 
@@ -28,8 +31,9 @@ func qnnOptions(t *testing.T, id, mode, sha string) (export.Options, *fakeHub, s
 
 // TestQNNExportReadsThePlannedRevision: the Qualcomm script is handed the download made at
 // the commit the plan resolved (the safetensors for a registry model, Meta's original/
-// files for Llama 3.2), and the report records that revision, what the script read from
-// it, and the calibration rows the launcher saw.
+// files for Llama 3.2, whose download still brings the safetensors for the simulated
+// quality figure's fp32 reference), and the report records that revision, what the script
+// read from it, and the calibration rows the launcher saw.
 func TestQNNExportReadsThePlannedRevision(t *testing.T) {
 	const sha = "0123456789abcdef0123456789abcdef01234567"
 	tests := []struct {
@@ -40,7 +44,7 @@ func TestQNNExportReadsThePlannedRevision(t *testing.T) {
 		{"a registry model served from the download", "Qwen/Qwen3-0.6B", sha + " weights=true", []report.InputFile{
 			{What: "tokenizer", Path: "."}, {What: "checkpoint", Path: "."},
 			{What: "params", Path: "ET/examples/models/qwen3/config/0_6b_config.json"}}},
-		{"Llama 3.2 by Meta's files", "meta-llama/Llama-3.2-1B-Instruct", sha + " weights=false", []report.InputFile{
+		{"Llama 3.2 by Meta's files", "meta-llama/Llama-3.2-1B-Instruct", sha + " weights=true", []report.InputFile{
 			{What: "checkpoint", Path: "original/consolidated.00.pth"}, {What: "params", Path: "original/params.json"},
 			{What: "tokenizer", Path: "original/tokenizer.model"}}},
 	}
@@ -81,10 +85,12 @@ func TestQNNExportReadsThePlannedRevision(t *testing.T) {
 
 // TestQNNExportRefusesAnUnprovenRevision: a launcher record that is missing, or that
 // says the checkpoint came from outside the download, fails the export: the report could
-// not say which revision the file was built from.
+// not say which revision the file was built from. So does a run that saved no QDQ program:
+// the report's simulated figure could not be measured.
 func TestQNNExportRefusesAnUnprovenRevision(t *testing.T) {
 	tests := []struct{ mode, want string }{
 		{"norecord", "the qnn tool finished but wrote no record of what it read ("},
+		{"noqdq", "the qnn tool finished but its QDQ program, which the simulated quality figure runs on the CPU, is not at "},
 		{"stray", "the qnn tool read its tokenizer from " + os.TempDir() + ", not from the download of Qwen/Qwen3-0.6B"},
 	}
 	for _, tc := range tests {
@@ -97,4 +103,64 @@ func TestQNNExportRefusesAnUnprovenRevision(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(o.Out, "qnn", "sm8750", "export-report-2k.json"), "a failed export leaves no report")
 		})
 	}
+}
+
+// TestQNNExportRecordsSimulatedQuality: after the Qualcomm script, the export runs its
+// saved QDQ program against fp32 over the fidelity text (the stand-in answers for
+// gate_probe.py: 75% of positions agree, KL 0) and the report's quality block records it
+// as simulated, beside "not measured here" for the file itself, over the text's tokens
+// bounded by the window (a 4,096-token text is read to the 2,048-token window).
+func TestQNNExportRecordsSimulatedQuality(t *testing.T) {
+	for _, tokens := range []int{2048, 4096} {
+		t.Run(fmt.Sprint(tokens), func(t *testing.T) {
+			o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", "ok", "0123456789abcdef0123456789abcdef01234567")
+			cfg := *o.Config
+			cfg.Gate.FidelityTokens = tokens
+			o.Config = &cfg
+			var log bytes.Buffer
+			o.Log = &log
+			res, err := export.Run(context.Background(), o)
+			require.NoError(t, err, "%s", log.String())
+			q := res.Report.Quality
+			require.NotNil(t, q)
+			assert.False(t, q.Measured, "the file itself runs only on the HTP")
+			assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", q.NotMeasured)
+			require.NotNil(t, q.Simulated)
+			assert.Equal(t, gate.QDQOnCPU, q.Simulated.By)
+			assert.Equal(t, "fidelity-text.txt", q.Simulated.Text.File)
+			assert.Len(t, q.Simulated.Text.SHA256, 64)
+			assert.Equal(t, 2048, q.Simulated.Positions, "the text's tokens, bounded by the 2,048-token window")
+			assert.Equal(t, 32, q.Simulated.TopK)
+			assert.Equal(t, 1536, q.Simulated.Agreed)
+			assert.InDelta(t, 0.75, q.Simulated.NextTokenAgreement, 1e-12)
+			assert.InDelta(t, 0, q.Simulated.MeanKL, 1e-12)
+			assert.Contains(t, log.String(), "exe-expo: simulated on the CPU (QDQ program, not the HTP): next token 75.0% of 2,048, mean KL 0.000; not measured here")
+
+			require.Len(t, res.Report.Stages, 2, "the tool's stages, then the simulated measure's")
+			assert.Equal(t, "qnn_llama", res.Report.Stages[0].Tool)
+			assert.Equal(t, export.SimulatedStage, res.Report.Stages[1].Tool)
+
+			back, err := report.Read(res.ReportPath)
+			require.NoError(t, err)
+			assert.Equal(t, q, back.Quality, "the written report carries the block")
+		})
+	}
+}
+
+// TestQNNExportSimulatesUpToAWindow: above export.MaxSimulatedWindow the QDQ program (every
+// position in one call) is not run; the quality block says why, and the export passes.
+func TestQNNExportSimulatesUpToAWindow(t *testing.T) {
+	o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", "ok", "0123456789abcdef0123456789abcdef01234567")
+	o.Window = 8192
+	var log bytes.Buffer
+	o.Log = &log
+	res, err := export.Run(context.Background(), o)
+	require.NoError(t, err, "%s", log.String())
+	q := res.Report.Quality
+	require.NotNil(t, q)
+	assert.Nil(t, q.Simulated)
+	assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", q.NotMeasured)
+	assert.Equal(t, "not simulated: the QDQ program computes all 8,192 positions in one call, whose attention is too large to run here (the simulated figure is measured up to 4,096 tokens)", q.SimulatedMissing)
+	assert.NotContains(t, log.String(), "measuring the QDQ program")
+	require.Len(t, res.Report.Stages, 1, "no simulated measure ran")
 }

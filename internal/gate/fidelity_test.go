@@ -1,6 +1,7 @@
 package gate_test
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -294,6 +295,40 @@ func TestNotMeasuredHere(t *testing.T) {
 	assert.False(t, q.Measured)
 	assert.Equal(t, "not measured here: Vulkan (GPU) needs a phone", q.NotMeasured)
 	assert.Nil(t, q.Fidelity)
+	assert.Nil(t, q.Simulated)
+	assert.Empty(t, q.SimulatedLine())
+}
+
+// TestSimulatedQuality: a simulated figure sits beside "not measured here" in the quality
+// block's JSON, never in the measured figures' place, and its line says it is simulated.
+func TestSimulatedQuality(t *testing.T) {
+	fid := gate.Fidelity{Text: gate.TextID{File: "fidelity-text.txt", SHA256: "ab"}, Positions: 2048, TopK: 32,
+		Agreed: 1701, NextTokenAgreement: 1701.0 / 2048, MeanKL: 0.04213, MaxKL: 0.9}
+	tests := []struct {
+		name string
+		q    gate.Quality
+		line string
+	}{
+		{"a QNN file", gate.NotMeasuredHere("Qualcomm QNN (HTP)"),
+			"simulated on the CPU (QDQ program, not the HTP): next token 83.1% of 2,048, mean KL 0.042; not measured here: Qualcomm QNN (HTP) needs a phone"},
+		{"no reason given", gate.Quality{}, "simulated on the CPU (QDQ program, not the HTP): next token 83.1% of 2,048, mean KL 0.042"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := tc.q
+			q.Simulated = &gate.SimulatedFidelity{By: gate.QDQOnCPU, Fidelity: fid}
+			assert.Equal(t, tc.line, q.SimulatedLine())
+			b, err := json.Marshal(q)
+			require.NoError(t, err)
+			var back map[string]json.RawMessage
+			require.NoError(t, json.Unmarshal(b, &back))
+			assert.Equal(t, "false", string(back["measured"]))
+			assert.Equal(t, "null", string(back["fidelity"]), "the measured figures stay empty")
+			assert.JSONEq(t, `{"by": "QDQ program on the CPU (simulated quantization), not the HTP",
+				"text": {"file": "fidelity-text.txt", "sha256": "ab"}, "positions": 2048, "top_k": 32, "agreed": 1701,
+				"next_token_agreement": 0.83056640625, "mean_kl": 0.04213, "max_kl": 0.9}`, string(back["simulated"]))
+		})
+	}
 }
 
 // TestLoadFidelityText: the embedded default is the Walden paragraph, its source lines are

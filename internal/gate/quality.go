@@ -1,6 +1,10 @@
 package gate
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/experimentalmachines/exe-expo/internal/family"
+)
 
 // Quality is how far a file is from its fp32 source, in one block the export report, the
 // audit, config.json and the model card read (docs/research/quality.md): the decision
@@ -28,7 +32,28 @@ type Quality struct {
 	// reference had none, and FidelityMissing says why.
 	Fidelity        *Fidelity `json:"fidelity"`
 	FidelityMissing string    `json:"fidelity_missing,omitempty"`
+
+	// Simulated is the fidelity measure taken without the hardware: for a file that is not
+	// Measured, a stand-in program run on the CPU in its place (Qualcomm's QDQ program).
+	// It sits beside NotMeasured, never in Fidelity's place, so nothing reads it as the
+	// file's own figure; nil when nothing stood in.
+	Simulated *SimulatedFidelity `json:"simulated,omitempty"`
+	// SimulatedMissing says why a file that could have had a simulated figure has none.
+	SimulatedMissing string `json:"simulated_missing,omitempty"`
 }
+
+// SimulatedFidelity is the fidelity figures of a program that stands in for the file, and
+// what that program was.
+type SimulatedFidelity struct {
+	// By says what ran in the file's place, and that it is not the file (QDQOnCPU).
+	By string `json:"by"`
+	Fidelity
+}
+
+// QDQOnCPU is what a QNN file's simulated figure was measured on: the quantized program
+// Qualcomm's script saves before lowering (quantize/dequantize ops around fp32 kernels),
+// which is not the HTP's fixed-point kernels (docs/research/qnn-simulated-quality.md).
+const QDQOnCPU = "QDQ program on the CPU (simulated quantization), not the HTP"
 
 // Quality is the result's figures as the quality block records them.
 func (r Result) Quality() Quality {
@@ -42,6 +67,22 @@ func (r Result) Quality() Quality {
 // (GPU)") ExecuTorch's x86 runner cannot run.
 func NotMeasuredHere(backendTitle string) Quality {
 	return Quality{NotMeasured: fmt.Sprintf("not measured here: %s needs a phone", backendTitle)}
+}
+
+// SimulatedLine is the card's and config.json's words for a block without measured figures
+// but with a simulated one: the simulated figures, labelled so, then why the file itself
+// was not measured ("" when nothing was simulated).
+func (q Quality) SimulatedLine() string {
+	s := q.Simulated
+	if s == nil {
+		return ""
+	}
+	line := fmt.Sprintf("simulated on the CPU (QDQ program, not the HTP): next token %.1f%% of %s, mean KL %.3f",
+		100*s.NextTokenAgreement, family.Commas(int64(s.Positions)), s.MeanKL)
+	if q.NotMeasured != "" {
+		line += "; " + q.NotMeasured
+	}
+	return line
 }
 
 // FidelityLine is the step summary's line for the fidelity figures.

@@ -77,6 +77,10 @@ type Variant struct {
 	// window cut into chunks, summed over the chunks); null before it was recorded.
 	Coverage    *VariantCoverage `json:"delegate_coverage"`
 	QualityNote string           `json:"quality_note,omitempty"`
+	// SimulatedQuality is the fidelity figures of the program that stood in for the file on
+	// the CPU (a QNN file's QDQ program), where the file itself needs a phone; QualityNote
+	// then gives them in words, labelled as simulated.
+	SimulatedQuality *SimulatedQuality `json:"simulated_quality,omitempty"`
 	// Fallback says why this variant is fp32: the quantized file it replaces and the
 	// checks' reason for refusing it. Absent for a file built with the recipe's own
 	// quantization.
@@ -137,6 +141,7 @@ const anyTarget = "any arm64"
 func variants(r *report.Report) []Variant {
 	base := Variant{Context: r.Window.Context, SourceRevision: r.Source.SHA, Quantization: label(r), FitsPhonesGiB: fitsPhones(r.Window), ResidentBytes: r.Window.DeviceResident}
 	base.Quality, base.QualityNote = variantQuality(r)
+	base.SimulatedQuality = simulatedQuality(r)
 	base.Fallback = r.Fallback
 	if base.KVCache = recordedCache(r); base.KVCache != "" {
 		base.KVBytesPerToken = kvPerToken(r)

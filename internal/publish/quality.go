@@ -29,6 +29,27 @@ type VariantQuality struct {
 	DeepMeanKL             *float64 `json:"deep_mean_kl,omitempty"`
 }
 
+// SimulatedQuality is config.json's fidelity figures of a program that stood in for a
+// variant on the CPU (a QNN file's QDQ program, gate.QDQOnCPU): the same measure as
+// VariantQuality's, kept apart from it and labelled, since it is not the file's own.
+type SimulatedQuality struct {
+	Simulated          string  `json:"simulated"`
+	NextTokenAgreement float64 `json:"next_token_agreement"`
+	MeanKL             float64 `json:"mean_kl"`
+	FidelityPositions  int     `json:"fidelity_positions"`
+}
+
+// simulatedQuality is config.json's simulated figures of a report's variants; nil when
+// the file was measured itself or nothing stood in for it.
+func simulatedQuality(r *report.Report) *SimulatedQuality {
+	q := qualityOf(r)
+	if q == nil || q.Measured || q.Simulated == nil {
+		return nil
+	}
+	s := q.Simulated
+	return &SimulatedQuality{Simulated: s.By, NextTokenAgreement: s.NextTokenAgreement, MeanKL: s.MeanKL, FidelityPositions: s.Positions}
+}
+
 // qualityOf is the report's quality block: the one the gate wrote; from its gate result
 // for a report gated before the block existed; or, for a file whose backend the x86 runner
 // cannot run, why it has none. Nil: a runnable file that was not gated.
@@ -54,6 +75,8 @@ func variantQuality(r *report.Report) (*VariantQuality, string) {
 	switch {
 	case q == nil:
 		return nil, "not measured: the file was not run on the decision gate"
+	case !q.Measured && q.Simulated != nil:
+		return nil, q.SimulatedLine()
 	case !q.Measured:
 		return nil, q.NotMeasured
 	}
@@ -75,6 +98,8 @@ func qualityCell(r *report.Report) string {
 	switch {
 	case q == nil:
 		return "not measured"
+	case !q.Measured && q.Simulated != nil:
+		return q.SimulatedLine()
 	case !q.Measured:
 		return q.NotMeasured
 	}
@@ -90,21 +115,29 @@ func qualityCell(r *report.Report) string {
 }
 
 // qualityNote explains the quality column under the files table when a file in it has
-// figures: what each means, over which text, and where the full numbers are.
+// figures, measured or simulated: what each means, over which text, and where the full
+// numbers are.
 func qualityNote(rs []placed) string {
 	var f *gate.Fidelity
-	measured := false
+	measured, simulated := false, false
 	for _, p := range rs {
 		q := qualityOf(p.Report)
-		if q == nil || !q.Measured {
+		switch {
+		case q == nil:
 			continue
-		}
-		measured = true
-		if q.Fidelity != nil && f == nil {
-			f = q.Fidelity
+		case q.Measured:
+			measured = true
+			if q.Fidelity != nil && f == nil {
+				f = q.Fidelity
+			}
+		case q.Simulated != nil:
+			simulated = true
+			if f == nil {
+				f = &q.Simulated.Fidelity
+			}
 		}
 	}
-	if !measured {
+	if !measured && !simulated {
 		return ""
 	}
 	s := "Quality against the fp32 source: "
@@ -115,6 +148,15 @@ func qualityNote(rs []placed) string {
 			s += fmt.Sprintf("*deep* gives both again over its positions from %s on, where the KV cache holds that many tokens (a file whose KV cache is int8 is graded there); ", thousands(int64(d.From)))
 		}
 	}
-	s += "*gate* is the file's mean probability of fp32's answer on the decision gate's graded prompts, fp32's own in brackets. Each variant's `quality` in `config.json` and the `quality` block of its export report hold the figures."
-	return s
+	if measured {
+		s += "*gate* is the file's mean probability of fp32's answer on the decision gate's graded prompts, fp32's own in brackets. "
+	}
+	if simulated {
+		s += "A *simulated* figure is the same measure taken on the quantized (QDQ) program the Qualcomm script saves before lowering, run on the CPU with quantize and dequantize steps around fp32 arithmetic: the file's quantization, but not the HTP's fixed-point kernels, so it is not the file's own figure, which needs a phone. "
+	}
+	fields := "`quality`"
+	if simulated {
+		fields = "`quality` (or `simulated_quality`)"
+	}
+	return s + "Each variant's " + fields + " in `config.json` and the `quality` block of its export report hold the figures."
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/gate"
+	"github.com/experimentalmachines/exe-expo/internal/report"
 )
 
 // gated is a gate result with fidelity figures, as `exe-expo gate` writes it.
@@ -91,4 +92,64 @@ func TestQualityInConfig(t *testing.T) {
 		assert.Nil(t, v.Quality)
 		assert.Equal(t, "not measured here: Vulkan (GPU) needs a phone", v.QualityNote)
 	}
+}
+
+// qnnSimulated is a QNN window with the simulated figure a QNN export records: its QDQ
+// program on the CPU against fp32 over the fidelity text.
+func qnnSimulated(t *testing.T) placed {
+	t.Helper()
+	vk := seedModels["SmolLM2-360M-Instruct"].reports()[5] // vulkan 2k: a file the x86 runner cannot run
+	require.Equal(t, "vulkan", vk.Report.Backend)
+	r := *vk.Report
+	r.Backend, r.Target, r.TargetName = "qnn", "SM8750", "Snapdragon 8 Elite"
+	file := "qnn/sm8750/SmolLM2-360M-Instruct-qnn-hybrid-2k.pte"
+	r.Files = []report.File{{Path: file, Bytes: 400_000_000}}
+	q := gate.NotMeasuredHere("Qualcomm QNN (HTP)")
+	q.Simulated = &gate.SimulatedFidelity{By: gate.QDQOnCPU, Fidelity: gate.Fidelity{
+		Text: gate.TextID{File: "fidelity-text.txt", SHA256: "0123456789abcdef0123"}, Positions: 2048, TopK: 32,
+		Agreed: 1907, NextTokenAgreement: 1907.0 / 2048, MeanKL: 0.0123, MaxKL: 0.4}}
+	r.Quality = &q
+	return placed{Path: file, Report: &r}
+}
+
+// TestSimulatedQuality: a QNN file's simulated figure reads as simulated everywhere it is
+// shown: the card's quality column and its note, and config.json, where the variant's
+// quality stays null (the file itself was not measured) and simulated_quality holds the
+// figures with what they were measured on.
+func TestSimulatedQuality(t *testing.T) {
+	sim := qnnSimulated(t)
+	const cell = "simulated on the CPU (QDQ program, not the HTP): next token 93.1% of 2,048, mean KL 0.012; not measured here: Qualcomm QNN (HTP) needs a phone"
+	assert.Equal(t, cell, qualityCell(sim.Report))
+
+	card := Card(append(seedModels["SmolLM2-360M-Instruct"].reports(), sim))
+	assert.Contains(t, card, "[`qnn/sm8750/SmolLM2-360M-Instruct-qnn-hybrid-2k.pte`]")
+	assert.Contains(t, card, "| "+cell+" |", "the QNN file's row in the card")
+	assert.Contains(t, card, "A *simulated* figure", "the note under the table explains it")
+
+	note := qualityNote([]placed{sim})
+	assert.Contains(t, note, "*next token* is the share of the 2048 positions of a fixed English text (`fidelity-text.txt`, sha256 `0123456789ab`)")
+	assert.Contains(t, note, "A *simulated* figure is the same measure taken on the quantized (QDQ) program the Qualcomm script saves before lowering, run on the CPU")
+	assert.Contains(t, note, "not the HTP's fixed-point kernels")
+	assert.Contains(t, note, "Each variant's `quality` (or `simulated_quality`) in `config.json`")
+	assert.NotContains(t, note, "*gate*", "no file in the table was run on the decision gate")
+
+	b, err := buildConfig([]placed{sim})
+	require.NoError(t, err)
+	var c struct {
+		Variants []map[string]json.RawMessage `json:"variants"`
+	}
+	require.NoError(t, json.Unmarshal(b, &c))
+	require.Len(t, c.Variants, 1)
+	assert.Equal(t, "null", string(c.Variants[0]["quality"]), "the file itself was not measured")
+	assert.JSONEq(t, `"`+cell+`"`, string(c.Variants[0]["quality_note"]))
+	assert.JSONEq(t, `{"simulated": "QDQ program on the CPU (simulated quantization), not the HTP",
+		"next_token_agreement": 0.93115234375, "mean_kl": 0.0123, "fidelity_positions": 2048}`, string(c.Variants[0]["simulated_quality"]))
+
+	plain := *sim.Report
+	q := *plain.Quality
+	q.Simulated = nil
+	plain.Quality = &q
+	assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", qualityCell(&plain), "without a simulated figure the old words stay")
+	assert.Nil(t, simulatedQuality(&plain))
+	assert.Empty(t, qualityNote([]placed{{Path: sim.Path, Report: &plain}}))
 }

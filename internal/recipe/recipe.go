@@ -111,6 +111,11 @@ type Recipe struct {
 	// launcher's record: model files and calibration rows); export checks it and copies
 	// it into the report.
 	Inputs string `json:"inputs,omitempty"`
+	// QDQ, when set, is the quantized program (torch.export, quantize/dequantize ops) a step
+	// saves before lowering for hardware the x86 gate cannot run (Qualcomm's
+	// artifact/decode_qdq.pt2): export runs it on the CPU over the fidelity text and records
+	// the figures as simulated in the report's quality block.
+	QDQ string `json:"qdq,omitempty"`
 }
 
 // Builder is one backend's recipe: it turns a prepared request into the files, steps and

@@ -89,7 +89,7 @@ func (g Gate) Reference(ctx context.Context, r drivers.Runner, path string) (gat
 
 // Measure runs the gate on the report's program and writes the verdict and the quality
 // block into the report. Files the x86 runner cannot run are left ungated, and their
-// quality block says so.
+// quality block says so, keeping the simulated figure the export measured.
 func (g Gate) Measure(ctx context.Context, r drivers.Runner, out, path string, ref gate.Reference) (*report.Report, error) {
 	rep, err := report.Read(path)
 	if err != nil {
@@ -101,6 +101,9 @@ func (g Gate) Measure(ctx context.Context, r drivers.Runner, out, path string, r
 	}
 	if !b.Smoke {
 		q := gate.NotMeasuredHere(b.Title)
+		if rep.Quality != nil { // the export's simulated figure (a QNN file's QDQ program) stays
+			q.Simulated, q.SimulatedMissing = rep.Quality.Simulated, rep.Quality.SimulatedMissing
+		}
 		rep.Quality = &q
 		return rep, report.Write(path, rep)
 	}

@@ -120,7 +120,9 @@ func Summary(path string, rep *report.Report) []string {
 			lines = append(lines, "  "+l)
 		}
 	}
-	if q := rep.Quality; q != nil && !q.Measured && q.NotMeasured != "" {
+	if q := rep.Quality; q != nil && !q.Measured && q.Simulated != nil {
+		lines = append(lines, "  quality: "+q.SimulatedLine())
+	} else if q != nil && !q.Measured && q.NotMeasured != "" {
 		lines = append(lines, "  quality: "+q.NotMeasured)
 	}
 	for _, b := range rep.Blockers() {

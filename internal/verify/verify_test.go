@@ -196,3 +196,38 @@ func TestMeasureRecordsNotMeasured(t *testing.T) {
 		assert.Contains(t, verify.Summary(path, back), "  quality: not measured here: "+title+" needs a phone")
 	}
 }
+
+// TestMeasureKeepsSimulated: the simulated figure a QNN export measured on its QDQ program
+// survives the verify step's "not measured here", and the summary gives it labelled.
+func TestMeasureKeepsSimulated(t *testing.T) {
+	out, path := export(t, "qnn", 1000, map[string]int{"qnn/m.pte": 1000})
+	rep, err := report.Read(path)
+	require.NoError(t, err)
+	sim := &gate.SimulatedFidelity{By: gate.QDQOnCPU, Fidelity: gate.Fidelity{Text: gate.TextID{File: "fidelity-text.txt", SHA256: "ab"},
+		Positions: 2048, TopK: 32, Agreed: 1907, NextTokenAgreement: 1907.0 / 2048, MeanKL: 0.0123, MaxKL: 0.5}}
+	rep.Quality = &gate.Quality{Simulated: sim}
+	require.NoError(t, report.Write(path, rep))
+
+	_, err = verify.Gate{}.Measure(context.Background(), drivers.Runner{Python: "/nonexistent/python"}, out, path, gate.Reference{})
+	require.NoError(t, err)
+	back, err := report.Read(path)
+	require.NoError(t, err)
+	require.NotNil(t, back.Quality)
+	assert.False(t, back.Quality.Measured)
+	assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", back.Quality.NotMeasured)
+	assert.Equal(t, sim, back.Quality.Simulated)
+	assert.Contains(t, verify.Summary(path, back),
+		"  quality: simulated on the CPU (QDQ program, not the HTP): next token 93.1% of 2,048, mean KL 0.012; not measured here: Qualcomm QNN (HTP) needs a phone")
+
+	// A window too long to simulate keeps the export's reason.
+	const why = "not simulated: the QDQ program computes all 8,192 positions in one call"
+	rep.Quality = &gate.Quality{SimulatedMissing: why}
+	require.NoError(t, report.Write(path, rep))
+	_, err = verify.Gate{}.Measure(context.Background(), drivers.Runner{Python: "/nonexistent/python"}, out, path, gate.Reference{})
+	require.NoError(t, err)
+	back, err = report.Read(path)
+	require.NoError(t, err)
+	assert.Nil(t, back.Quality.Simulated)
+	assert.Equal(t, why, back.Quality.SimulatedMissing)
+	assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", back.Quality.NotMeasured)
+}

@@ -59,10 +59,10 @@ var Backend = &backend.Backend{
 	Tools: backend.Tools{Dists: []string{"transformers", "lm_eval", "datasets"}, Requires: []string{"py-cpuinfo", "requests"},
 		Versions: func(v config.Versions) map[string]string { return map[string]string{"qairt": v.QAIRT} }},
 	// The script's Hub loads are served from the downloaded safetensors
-	// (drivers/qnn_launch.py); Llama 3.2 takes Meta's original/ files by flag instead.
-	WeightsFor: func(src *model.Source) bool {
-		return !family.QNNMetaCheckpoint[family.QNNDecoders[src.ID]]
-	},
+	// (drivers/qnn_launch.py); Llama 3.2 takes Meta's original/ files by flag instead, but
+	// its simulated quality figure's fp32 reference reads the safetensors too
+	// (internal/export/simulated.go), so every QNN export downloads them.
+	Weights: true,
 	Card: backend.Card{
 		Verified: backend.StructureChecked,
 		Note: func(tc map[string]string) string {

@@ -22,6 +22,10 @@ const Prompt = "What is the capital of France?"
 const (
 	InputsFile     = "qnn-inputs.json"
 	CheckpointFile = "qnn-checkpoint.pth"
+	// QDQFile is the quantized program llama.py saves in its artifact folder before
+	// lowering (decoder_constants.DECODE_QDQ_FILENAME): export measures it on the CPU for
+	// the simulated quality figure.
+	QDQFile = "decode_qdq.pt2"
 )
 
 // Build is the recipe builder of Qualcomm QNN exports.
@@ -79,7 +83,7 @@ func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 	methods := map[string]string{"hybrid": "kv_forward and prefill_forward", "kv": "kv_forward"}[q.ModelMode]
 	return &recipe.Recipe{
 		Backend: req.Backend, Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
-		Files: map[string][]byte{}, Inputs: filepath.Join(req.Work, InputsFile),
+		Files: map[string][]byte{}, Inputs: filepath.Join(req.Work, InputsFile), QDQ: filepath.Join(req.Work, "artifact", QDQFile),
 		Steps: []recipe.Step{{Name: "qnn_llama", Argv: argv, Dir: req.Work, Stages: req.Backend, Env: map[string]string{"PYTHONUNBUFFERED": "1"}}},
 		Outputs: []recipe.Output{{From: filepath.Join(req.Work, "artifact", pattern), To: path.Join(folder, name), Kind: "pte",
 			Expect: &check.Expect{MaxContextLen: int64(req.Window), QNNMode: q.ModelMode}}},

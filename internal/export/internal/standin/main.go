@@ -6,12 +6,15 @@
 // Its behaviour comes from the name it is invoked under (a symlink): python-ok,
 // python-fail, python-sleep, python-hog-<MiB>, python-badmeta, python-oldet, python-noet,
 // and for the QNN launcher python-norecord (writes no record of what it read) and
-// python-stray (records a checkpoint read from outside the download).
+// python-stray (records a checkpoint read from outside the download), and for Qualcomm's
+// llama.py python-noqdq (saves no QDQ program). It also answers gate_probe.py's fidelity
+// part, which the QNN export's simulated measure runs.
 package main
 
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -40,6 +43,8 @@ func main() {
 		err = qnnLaunch(mode, args[1:])
 	case len(args) >= 1 && strings.HasPrefix(args[0], "model_export_scripts/"):
 		err = mediatek(mode, args)
+	case len(args) >= 1 && strings.HasSuffix(args[0], "gate_probe.py"):
+		err = gateProbe()
 	default:
 		err = fmt.Errorf("standin: unknown invocation %q", args)
 	}
@@ -243,8 +248,73 @@ func qnn(mode string, args []string) error {
 	if err != nil {
 		return err
 	}
+	if mode != "noqdq" { // llama.py saves the QDQ program before lowering
+		if err := os.WriteFile(filepath.Join(dir, "decode_qdq.pt2"), []byte("standin QDQ program"), 0o644); err != nil {
+			return err
+		}
+	}
 	fmt.Println("QNN compile done")
 	return ptetest.WriteFile(filepath.Join(dir, m+"_llama_qnn.pte"), spec)
+}
+
+// gateProbe answers drivers/gate_probe.py's fidelity part, as the export's simulated
+// measure asks it (no gate rows): the reference reads the plan's first tokens (ids 1, 2,
+// ...) and gives every position the same distribution, half its mass on the top_k ids 0,
+// 1, ... and half on the rest; the measure gives the QDQ program's the same, except that
+// every fourth position's argmax is another token, so agreement is 75% and KL 0.
+func gateProbe() error {
+	var plan struct {
+		Mode     string `json:"mode"`
+		Fidelity struct {
+			Tokens   int     `json:"tokens"`
+			TopK     int     `json:"top_k"`
+			TokenIDs []int   `json:"token_ids"`
+			Buckets  [][]int `json:"buckets"`
+		} `json:"fidelity"`
+	}
+	if err := json.NewDecoder(os.Stdin).Decode(&plan); err != nil {
+		return err
+	}
+	f := plan.Fidelity
+	type pos struct {
+		IDs   []int     `json:"ids,omitempty"`
+		Token *int      `json:"token,omitempty"`
+		LogP  []float64 `json:"logp"`
+		Rest  float64   `json:"rest"`
+	}
+	logp := func(k int) []float64 {
+		l := make([]float64, k)
+		for i := range l {
+			l[i] = math.Log(0.5 / float64(k))
+		}
+		return l
+	}
+	var out map[string]any
+	switch plan.Mode {
+	case "reference":
+		tokens, positions := make([]int, f.Tokens), make([]pos, f.Tokens)
+		for i := range tokens {
+			tokens[i] = i + 1
+			positions[i] = pos{IDs: make([]int, f.TopK), LogP: logp(f.TopK), Rest: 0.5}
+			for j := range positions[i].IDs {
+				positions[i].IDs[j] = j
+			}
+		}
+		out = map[string]any{"rows": map[string]any{}, "fidelity": map[string]any{"top_k": f.TopK, "tokens": tokens, "positions": positions}}
+	case "measure":
+		positions := make([]pos, len(f.TokenIDs))
+		for i := range positions {
+			tok := f.Buckets[i][0]
+			if i%4 == 3 {
+				tok = 1000
+			}
+			positions[i] = pos{Token: &tok, LogP: logp(len(f.Buckets[i])), Rest: 0.5}
+		}
+		out = map[string]any{"rows": map[string]any{}, "fidelity": map[string]any{"positions": positions}}
+	default:
+		return fmt.Errorf("standin: gate_probe.py mode %q", plan.Mode)
+	}
+	return json.NewEncoder(os.Stdout).Encode(out)
 }
 
 // qnnLaunch answers drivers/qnn_launch.py: it runs the stand-in llama.py on the arguments
