@@ -67,6 +67,10 @@ type Backend struct {
 	Check check.Spec
 	// Stages time its tool's log.
 	Stages []run.StageRule
+	// Calibration, when set, says the backend's recipe can calibrate once per model and
+	// chip (recipe.Request.CalibrationOut) and build each window from that file
+	// (recipe.Request.Calibration).
+	Calibration *Calibration
 	// Chips, when set, are the targets files are built for, one file set per chip.
 	Chips *Chips
 	// Tools is what the export runs with.
@@ -177,6 +181,19 @@ type Actions struct {
 	// (the seed solved for XNNPACK only). The first such backend is the one whose recipe
 	// the solve converts the checkpoint as (GPTQ).
 	GPTQ bool
+}
+
+// Calibration is a backend's calibrate-once support: the encodings its recipe calibrates do
+// not depend on the window, so one calibration serves every window of a model and chip.
+type Calibration struct {
+	// Window is the window a calibrate-only export calibrates at; 0: not configured.
+	Window func(cfg *config.Config) int
+	// Once says the workflow calibrates once per model and chip (its calibrate job) and
+	// hands every export job the file.
+	Once func(cfg *config.Config) bool
+	// Runners are the tiers the backend's exports run on, smallest first: the calibrate job
+	// takes the largest, since plan sizes windows and not the calibration.
+	Runners func(cfg *config.Config) []string
 }
 
 // Card is what the model card says of a backend's files.

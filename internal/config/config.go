@@ -146,8 +146,13 @@ type QNNRecipe struct {
 	// calibration grows faster than the window (docs/research/qnn-calibration.md), and the
 	// encodings a window's graph gets from a calibration at this length match its own
 	// (e2e/realtool TestQNNSharedCalibration). 0 calibrates each window at its own length.
-	CalibWindow int      `yaml:"calib_window"`
-	Runners     []string `yaml:"runners"`
+	CalibWindow int `yaml:"calib_window"`
+	// CalibrateOnce makes the workflow calibrate once per model and chip (a calibrate job at
+	// CalibWindow, exe-expo export --calibrate-only) and every window's export job build from
+	// that file (--calibration): the encodings do not depend on the window, and the 2k
+	// calibration is then paid once instead of once per window. Needs CalibWindow.
+	CalibrateOnce bool     `yaml:"calibrate_once"`
+	Runners       []string `yaml:"runners"`
 }
 
 // MTKRecipe drives ExecuTorch's examples/mediatek scripts.

@@ -80,9 +80,10 @@ func TestStrictErrors(t *testing.T) {
 		{"repository without owner", "  repository: experimentalmachines/exe-expo", "  repository: exe-expo", []string{"github.repository", `"exe-expo" is not a GitHub owner/name`}},
 		{"ref with a space", "  caller_ref: v1", "  caller_ref: v 1", []string{"github.caller_ref", `"v 1" is not a branch, tag or commit name`}},
 		{"no job limit", "  job_limit_minutes: 350\n", "", []string{"export.job_limit_minutes", "0 is outside 1..360 (GitHub cancels a job after 360 minutes)"}},
-		{"job limit past GitHub's", "  job_limit_minutes: 350", "  job_limit_minutes: 361", []string{"line 107: export.job_limit_minutes: 361 is outside 1..360"}},
-		{"job limit in hours", "  job_limit_minutes: 350", "  job_limit_minutes: 5h", []string{"line 107: export.job_limit_minutes: want a whole number, not `5h`"}},
+		{"job limit past GitHub's", "  job_limit_minutes: 350", "  job_limit_minutes: 361", []string{"line 108: export.job_limit_minutes: 361 is outside 1..360"}},
+		{"job limit in hours", "  job_limit_minutes: 350", "  job_limit_minutes: 5h", []string{"line 108: export.job_limit_minutes: want a whole number, not `5h`"}},
 		{"calibration window below the prefill", "    calib_window: 2048", "    calib_window: 64", []string{"export.qnn.calib_window", "64 is below prefill_ar_len 128"}},
+		{"calibrate once without a calibration window", "    calib_window: 2048", "    calib_window: 0", []string{"export.qnn.calibrate_once", "needs export.qnn.calib_window"}},
 		{"runners out of order", "    runners: [x64-8, x64-16, x64-32]\n  mediatek:", "    runners: [x64-32, x64-8]\n  mediatek:", []string{"export.qnn.runners.1", "smallest first"}},
 	}
 	for _, tc := range tests {

@@ -75,6 +75,13 @@ type exportView struct {
 	// in its place. Only a backend the gate grades (its files run here, its solve makes the
 	// fp32 reference) can fall back.
 	Fallback bool
+	// Calibrate runs the calibrate job (export.qnn.calibrate_once): one calibration per
+	// chip, at CalibrationWindow, on CalibrateRunner (the backend's largest tier: plan sizes
+	// the windows, not the calibration), which every export job downloads and builds from;
+	// a failed calibrate job leaves each export job to calibrate itself.
+	Calibrate         bool
+	CalibrationWindow int
+	CalibrateRunner   config.Runner
 }
 
 // plan lists the files to render: one export workflow per exportable backend, in plan
@@ -154,6 +161,13 @@ func exportOf(cfg *config.Config, b *backend.Backend) exportView {
 	if b.Chips != nil {
 		ev.Chips = slices.Clone(b.Chips.List(cfg))
 		ev.ChipKey = b.Chips.Key
+	}
+	if c := b.Calibration; c != nil && b.Chips != nil && c.Once(cfg) && c.Window(cfg) > 0 {
+		if runners := c.Runners(cfg); len(runners) > 0 {
+			if r, ok := cfg.Runner(runners[len(runners)-1]); ok {
+				ev.Calibrate, ev.CalibrationWindow, ev.CalibrateRunner = true, c.Window(cfg), r
+			}
+		}
 	}
 	return ev
 }

@@ -42,6 +42,13 @@ var Backend = &backend.Backend{
 		What:   func(int) string { return "the Qualcomm compile" },
 	},
 	Recipe: Build,
+	// The encodings do not depend on the window (docs/research/qnn-calibration.md): one
+	// calibration at calib_window serves every window of the model and chip.
+	Calibration: &backend.Calibration{
+		Window:  func(cfg *config.Config) int { return cfg.Export.QNN.CalibWindow },
+		Once:    func(cfg *config.Config) bool { return cfg.Export.QNN.CalibrateOnce },
+		Runners: func(cfg *config.Config) []string { return cfg.Export.QNN.Runners },
+	},
 	Check:  check.Spec{SizeError: SizeError, Backend: "qnn", Program: program, SingularEOS: true},
 	Stages: Stages,
 	Chips: &backend.Chips{Vendor: "Qualcomm", Key: "export.qnn.socs",
