@@ -134,6 +134,10 @@ func TestRefusals(t *testing.T) {
 	if _, err := backend.Build(cfg, req); err == nil {
 		t.Error("relative work folder accepted")
 	}
+	req = request(t, "Qwen/Qwen3-0.6B", "qnn", 2048, "SM8750")
+	req.Calibration, req.CalibrationOut = "/work/in.pt", "/work/out.pt"
+	_, err := backend.Build(cfg, req)
+	require.ErrorContains(t, err, "the Qualcomm recipe either calibrates only (writing /work/out.pt) or builds from a calibration file (/work/in.pt), not both")
 }
 
 func TestAppRules(t *testing.T) {
