@@ -279,18 +279,22 @@ func calibrationFile(t *testing.T,
 	dir := filepath.Dir(file)
 	corrupt, otherDecoder, otherGraph := filepath.Join(dir, "corrupt.pt"), filepath.Join(dir, "other-decoder.pt"), filepath.Join(dir, "other-graph.pt")
 	require.NoError(t, os.WriteFile(corrupt, data[:len(data)/2], 0o644))
-	// The same file, its header naming another decoder; and its sixth node renamed, as a
-	// graph of another model would differ.
+	// The same file, its header naming another decoder or other weights; and its sixth node
+	// renamed, as a graph of another model would differ.
 	edit := `import sys, torch
 d = torch.load(sys.argv[1], weights_only=True)
 d["decoder"] = "qwen3-0_6b"
 torch.save(d, sys.argv[2])
 d = torch.load(sys.argv[1], weights_only=True)
+d["weights_sha256"] = "0" * 64
+torch.save(d, sys.argv[4])
+d = torch.load(sys.argv[1], weights_only=True)
 name, chain = d["graph"]["activations"][5]
 d["graph"]["activations"][5] = ("renamed", chain)
 torch.save(d, sys.argv[3])
 print(name)`
-	out, err := runPython(t, dir, nil, 2*time.Minute, "-c", edit, file, otherDecoder, otherGraph)
+	otherWeights := filepath.Join(dir, "other-weights.pt")
+	out, err := runPython(t, dir, nil, 2*time.Minute, "-c", edit, file, otherDecoder, otherGraph, otherWeights)
 	require.NoError(t, err, "%s", out)
 	sixth := strings.TrimSpace(lastLines(out, 1))
 	for _, tc := range []struct {
@@ -299,6 +303,7 @@ print(name)`
 		{"corrupt", "SM8650", corrupt, "qnn_launch: the calibration file " + corrupt + " cannot be read (RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory): give the file a calibrate-only export wrote"},
 		{"other-chip", "SM8750", file, "qnn_launch: the calibration file " + file + " was made for soc SM8650, and this run is for soc SM8750"},
 		{"other-decoder", "SM8650", otherDecoder, "qnn_launch: the calibration file " + otherDecoder + " was made for decoder qwen3-0_6b, and this run is for decoder llama3_2-1b_instruct"},
+		{"other-weights", "SM8650", otherWeights, "qnn_launch: the calibration file " + otherWeights + " was made for weights of sha256 " + strings.Repeat("0", 64) + ", and this run is for weights of sha256 "},
 		{"other-graph", "SM8650", otherGraph, "qnn_launch: the calibration file " + otherGraph + " was calibrated on another graph: its nodes differ from this run's at position 5 (" + sixth + " here, renamed in the file; 172 here, 172 in the file)"},
 	} {
 		_, log, _, err := start("refused-"+tc.name, short, func(o *pkgexport.Options) { o.SoC, o.Calibration = tc.soc, tc.file })

@@ -45,14 +45,15 @@ torchtune: the script's package imports the weight converters of every decoder i
   order, the arguments after the first of its chain of quantize/dequantize users; for each
   get_attr node its target, tensor and chain; the same for the token embedding where the
   script applies one. A header names the format, repo, decoder, soc, calibration window,
-  the calibration record (tokens_sha256) and the ExecuTorch release.
+  the calibration record (tokens_sha256), the ExecuTorch release and a digest of the weight
+  files (the snapshot's safetensors, the --checkpoint file).
 --calibrate-only: stop once FILE is written (no decode or prefill graph, no QDQ program, no
   lowering), exit 0: the workflow's calibrate job, once per model and chip.
 --load-calibration FILE: calibrate nothing: no calibration rows are built, the deployed
   window's graph sees the one forward pass convert_pt2e needs, then gets FILE's encodings
   node by node (names in order, constants by target; a constant whose shape differs, the
   RoPE tables, stays the window's own, as with --calib-window). A file of another format,
-  repo, decoder, soc or ExecuTorch release, one that cannot be read, or one whose node list
+  repo, decoder, soc, ExecuTorch release or weights, one that cannot be read, or one whose node list
   differs from this graph's is refused with a sentence. The encodings do not depend on the
   window, so every window of a model and chip is built from one calibration
   (e2e/realtool TestQNNSharedCalibration: bit-identical to --calib-window's).
@@ -392,6 +393,25 @@ def save_calibration(path, header, hybrid, decoder):
         % (header["window"], path, len(data["graph"]["activations"]), len(data["graph"]["constants"])))
 
 
+def weights_digest(snapshot, script_args):
+    """sha256 over the weight files the script loads or converts (the snapshot's safetensors,
+    the checkpoint its flags name), by name and digest: the file's constants are quantized
+    weights, so a file made from other weights (another revision of the same repo, or another
+    checkpoint of a Meta decoder, which has no repo) must not be applied."""
+    files = sorted(f for f in os.listdir(snapshot) if f.endswith(".safetensors")) if snapshot else []
+    files = [os.path.join(snapshot, f) for f in files]
+    if script_flag(script_args, "--checkpoint"):
+        files.append(script_flag(script_args, "--checkpoint"))
+    h = hashlib.sha256()
+    for f in files:
+        h.update(("%s %s\n" % (os.path.basename(f), sha256_file(f))).encode())
+    return h.hexdigest()
+
+
+MATCHED = {"repo": "repo", "decoder": "decoder", "soc": "soc", "executorch": "ExecuTorch",
+           "weights_sha256": "weights of sha256"}
+
+
 def read_calibration(path, expect):
     """The calibration file at path, refused with a sentence when it is not one or was made
     for another model, chip or ExecuTorch."""
@@ -407,7 +427,7 @@ def read_calibration(path, expect):
     for key, want in expect.items():
         if data.get(key) != want:
             raise SystemExit("qnn_launch: the calibration file %s was made for %s %s, and this run is for %s %s"
-                             % (path, key, data.get(key), key, want))
+                             % (path, MATCHED[key], data.get(key), MATCHED[key], want))
     return data
 
 
@@ -580,6 +600,8 @@ def main(argv=None):
         raise SystemExit("qnn_launch: --load-calibration calibrates nothing, so it takes neither --save-calibration nor --calib-window")
     header = {"format": FORMAT, "repo": args.repo, "decoder": script_flag(script_args, "--decoder_model"),
               "soc": script_flag(script_args, "--soc_model"), "executorch": executorch_version()}
+    if args.save_calibration or args.load_calibration:
+        header["weights_sha256"] = weights_digest(args.snapshot, script_args)
     if args.calib_window is not None:
         window = script_flag(script_args, "--max_context_len")
         if window is None:
@@ -599,7 +621,7 @@ def main(argv=None):
         def save(hybrid, request, decoder):
             saved(hybrid, request, decoder, args.save_calibration, header, args.calibrate_only, record)
     if args.load_calibration:
-        data = read_calibration(args.load_calibration, {k: header[k] for k in ("repo", "decoder", "soc", "executorch")})
+        data = read_calibration(args.load_calibration, {k: header[k] for k in MATCHED})
         load_from(args.load_calibration, data, record)
     elif args.calib_window is not None:
         calibrate_at(args.calib_window, record, save)
