@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,7 +88,8 @@ func tokens(t *testing.T, log string) int {
 // 2048, the launcher's --calib-window (a 2048-token calibration whose encodings the 4096-token
 // graph gets). The two saved QDQ programs must be the same graph node for node, every
 // activation and weight encoding within the stated tolerance, and the frozen constants (the
-// RoPE tables, 4096 rows) the 4096-token graph's own, not the 2048-token graph's.
+// RoPE tables, 4096 rows) the 4096-token graph's own, not the 2048-token graph's. Its second
+// half (calibrationFile) is the workflow's calibrate-once path, reusing the shared run.
 func TestQNNSharedCalibration(t *testing.T) {
 	python(t)
 	const window, short = 4096, 2048
@@ -94,14 +97,15 @@ func TestQNNSharedCalibration(t *testing.T) {
 	src := metaOriginal(t, base)
 	wrapper, _ := qnnPython(t, base)
 
-	export := func(name string, calib int) (qdq, log string, quantize float64) {
+	// start runs one export of the tiny model; edit sets what the run differs in.
+	start := func(name string, calib int, edit func(*pkgexport.Options)) (res *pkgexport.Result, log, work string, err error) {
 		cfg, err := config.Default()
 		require.NoError(t, err)
 		cfg.Export.QNN.CalibWindow = calib
-		work := filepath.Join(base, name)
+		work = filepath.Join(base, name)
 		var logBuf bytes.Buffer
-		start := time.Now()
-		_, err = pkgexport.Run(context.Background(), pkgexport.Options{
+		begin := time.Now()
+		o := pkgexport.Options{
 			Config: cfg, Backend: "qnn", SoC: "SM8650", Model: src, ID: llamaID, Python: wrapper, Window: window,
 			Out: filepath.Join(base, name+"-out"), Work: work, KeepWork: true, Log: &logBuf,
 			Host: func(dir string) (run.HostFacts, error) { // as in TestQNNBeforeLowering: the compile's swap
@@ -109,18 +113,29 @@ func TestQNNSharedCalibration(t *testing.T) {
 				h.SwapTotalBytes += 64 << 30
 				return h, err
 			},
-		})
+		}
+		if edit != nil {
+			edit(&o)
+		}
+		res, err = pkgexport.Run(context.Background(), o)
 		log = logBuf.String()
-		t.Logf("%s: export --backend qnn --context %d: %v after %s", name, window, err, time.Since(start).Round(time.Second))
+		t.Logf("%s: export --backend qnn --context %d: %v after %s", name, o.Window, err, time.Since(begin).Round(time.Second))
+		return res, log, work, err
+	}
+	export := func(name string, calib int, edit func(*pkgexport.Options)) (qdq, log string, quantize float64) {
+		_, log, work, err := start(name, calib, edit)
 		var exit *run.ExitError
 		require.ErrorAs(t, err, &exit, "the export fails in its tool, at the SDK\nlog (end):\n%s", lastLines(log, 60))
-		rows := window // the calibration rows are cut at the window calibrated
+		rows := fmt.Sprintf("max_context_length %d", window) // the calibration rows are cut at the window calibrated
 		if calib > 0 {
-			rows = calib
+			rows = fmt.Sprintf("max_context_length %d", calib)
+		}
+		if edit != nil { // built from a file: no calibration rows at all
+			rows = "qnn_launch: encodings calibrated at"
 		}
 		at := inOrder(t, log,
 			"calling MultiModalManager::quantize",
-			fmt.Sprintf("max_context_length %d", rows),
+			rows,
 			"MultiModalManager::quantize completed in",
 			"QDQ EP saved to "+filepath.Join(work, "artifact"),
 			"RuntimeError: Failed to initialize QNN backend for kHtpBackend",
@@ -136,9 +151,9 @@ func TestQNNSharedCalibration(t *testing.T) {
 		return qdqs[0], log, quantize
 	}
 
-	own, ownLog, ownQ := export("own", 0)
+	own, ownLog, ownQ := export("own", 0, nil)
 	assert.NotContains(t, ownLog, "--calib-window", "calib_window 0: the window calibrates at its own length")
-	shared, sharedLog, sharedQ := export("shared", short)
+	shared, sharedLog, sharedQ := export("shared", short, nil)
 	t.Logf("quantize stage (calibration, conversion): %.1f s calibrated at %d, %.1f s at %d for %d", ownQ, window, sharedQ, short, window)
 	assert.Contains(t, sharedLog, fmt.Sprintf("--calib-window %d --", short), "the recipe passes the calibration window to the launcher")
 	inOrder(t, sharedLog,
@@ -150,10 +165,7 @@ func TestQNNSharedCalibration(t *testing.T) {
 	kept := regexp.MustCompile(`qnn_launch: encodings calibrated at .*`).FindString(sharedLog)
 	t.Logf("%s", kept)
 
-	out, err := runPython(t, base, nil, 3*time.Minute, vendorScript(t, "qdq_compare.py"), own, shared)
-	require.NoError(t, err, "qdq_compare.py:\n%s", lastLines(out, 20))
-	var c qdqComparison
-	require.NoError(t, json.Unmarshal([]byte(lastLines(out, 1)), &c), "%s", out)
+	c := compareQDQ(t, base, own, shared)
 	t.Logf("own vs shared: %d/%d nodes; activation encodings %d (%d identical, max relative scale difference %g, zero point %g, range end %g of its width); "+
 		"weight encodings %d (%d identical, %d with identical values, max relative scale difference %g); %d constants",
 		c.Nodes[0], c.Nodes[1], c.Activation.Count, c.Activation.Identical, c.Activation.MaxRelScale, c.Activation.MaxZeroPoint, c.Activation.MaxRangeError,
@@ -190,4 +202,117 @@ func TestQNNSharedCalibration(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, rows, 2, "the cos and sin tables have %d rows: %+v", window, c.Constants)
+	calibrationFile(t, start, export, shared, sharedQ)
+}
+
+// compareQDQ runs vendor/qdq_compare.py on two saved QDQ programs.
+func compareQDQ(t *testing.T, dir, a, b string) qdqComparison {
+	t.Helper()
+	out, err := runPython(t, dir, nil, 3*time.Minute, vendorScript(t, "qdq_compare.py"), a, b)
+	require.NoError(t, err, "qdq_compare.py:\n%s", lastLines(out, 20))
+	var c qdqComparison
+	require.NoError(t, json.Unmarshal([]byte(lastLines(out, 1)), &c), "%s", out)
+	return c
+}
+
+// calibrationFile is the workflow's calibrate-once path (export.qnn.calibrate_once): a
+// calibrate-only export at 2048 tokens writes the encodings to a file, and the 4096-token
+// export built from that file (--calibration) must save the very QDQ program the in-process
+// --calib-window 2048 export saved (shared): same graph, every encoding and constant
+// bit-identical, since both calibrate the same 2048-token graph on the same rows. A
+// corrupted file, or one made for another chip, is refused with a sentence before llama.py runs.
+func calibrationFile(t *testing.T,
+	start func(string, int, func(*pkgexport.Options)) (*pkgexport.Result, string, string, error),
+	export func(string, int, func(*pkgexport.Options)) (string, string, float64),
+	shared string, sharedQ float64) {
+	const short = 2048
+	file := filepath.Join(filepath.Dir(filepath.Dir(shared)), "..", "calibration", "qnn-calibration-SM8650.pt")
+	file = filepath.Clean(file)
+	res, log, _, err := start("calibrate", short, func(o *pkgexport.Options) {
+		o.Window, o.CalibrateOnly, o.CalibrationOut = 0, true, file
+	})
+	require.NoError(t, err, "calibrate-only export\nlog (end):\n%s", lastLines(log, 60))
+	inOrder(t, log,
+		fmt.Sprintf("max_context_length %d", short),
+		fmt.Sprintf("qnn_launch: calibration at %d tokens saved to %s", short, file),
+		"qnn_launch: --calibrate-only: calibration saved to "+file+"; no window built",
+	)
+	assert.NotContains(t, log, "QDQ EP saved", "calibrate-only builds no program")
+	assert.NotContains(t, log, "Failed to initialize QNN backend", "calibrate-only never reaches the SDK")
+	require.Len(t, res.Report.Files, 1, "the report names the calibration file")
+	assert.Equal(t, filepath.Base(file), res.Report.Files[0].Path)
+	assert.Len(t, res.Report.Files[0].SHA256, 64)
+	assert.Equal(t, filepath.Join(filepath.Dir(file), "export-report-calibration-2k.json"), res.ReportPath, "the report lies beside the file")
+	require.NotNil(t, res.Report.Inputs)
+	assert.NotEmpty(t, res.Report.Inputs.Calibration.TokensSHA256, "the report says what the calibration ran on")
+	assert.Equal(t, short, res.Report.Window.Context)
+	saved := regexp.MustCompile(`qnn_launch: calibration at .*`).FindString(log)
+	t.Logf("%s (%d bytes)", saved, res.Report.Files[0].Bytes)
+
+	loaded, loadedLog, loadedQ := export("loaded", short, func(o *pkgexport.Options) { o.Calibration = file })
+	t.Logf("quantize stage: %.1f s calibrated at %d in the process, %.1f s loaded from the file", sharedQ, short, loadedQ)
+	assert.Contains(t, loadedLog, "--load-calibration "+file+" --", "the recipe passes the file to the launcher")
+	assert.NotContains(t, loadedLog, "calibration rows served locally", "a window built from the file calibrates nothing")
+	assert.NotContains(t, loadedLog, "--calib-window", "the file replaces the in-process calibration")
+	kept := regexp.MustCompile(`qnn_launch: encodings calibrated at \d+ tokens loaded from .*`).FindString(loadedLog)
+	require.NotEmpty(t, kept, "the launcher says it loaded the file")
+	assert.Contains(t, kept, "4096x8 (the file's 2048x8)", "the RoPE tables are the window's own")
+	t.Logf("%s", kept)
+
+	c := compareQDQ(t, filepath.Dir(file), shared, loaded)
+	t.Logf("in-process vs file: %d/%d nodes; activation encodings %d (%d identical, max relative scale difference %g); "+
+		"weight encodings %d (%d identical, %d with identical values); %d constants",
+		c.Nodes[0], c.Nodes[1], c.Activation.Count, c.Activation.Identical, c.Activation.MaxRelScale,
+		c.Weight.Count, c.Weight.Identical, c.Weight.ValuesIdentical, len(c.Constants))
+	require.True(t, c.SameGraph, "the same graph node for node: %s", c.FirstDifference)
+	assert.Positive(t, c.Activation.Count)
+	assert.Equal(t, c.Activation.Count, c.Activation.Identical, "every activation encoding bit-identical: %+v", c.Differences)
+	assert.Equal(t, c.Weight.Count, c.Weight.Identical, "every weight encoding bit-identical")
+	assert.Equal(t, c.Weight.Count, c.Weight.ValuesIdentical, "every quantized weight bit-identical")
+	for _, k := range c.Constants {
+		assert.True(t, k.Equal, "constant %s %v equal", k.Name, k.Shape)
+	}
+
+	// Refusals: each is the launcher's sentence, before llama.py builds anything.
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	dir := filepath.Dir(file)
+	corrupt, otherDecoder, otherGraph := filepath.Join(dir, "corrupt.pt"), filepath.Join(dir, "other-decoder.pt"), filepath.Join(dir, "other-graph.pt")
+	require.NoError(t, os.WriteFile(corrupt, data[:len(data)/2], 0o644))
+	// The same file, its header naming another decoder or other weights; and its sixth node
+	// renamed, as a graph of another model would differ.
+	edit := `import sys, torch
+d = torch.load(sys.argv[1], weights_only=True)
+d["decoder"] = "qwen3-0_6b"
+torch.save(d, sys.argv[2])
+d = torch.load(sys.argv[1], weights_only=True)
+d["weights_sha256"] = "0" * 64
+torch.save(d, sys.argv[4])
+d = torch.load(sys.argv[1], weights_only=True)
+name, chain = d["graph"]["activations"][5]
+d["graph"]["activations"][5] = ("renamed", chain)
+torch.save(d, sys.argv[3])
+print(name)`
+	otherWeights := filepath.Join(dir, "other-weights.pt")
+	out, err := runPython(t, dir, nil, 2*time.Minute, "-c", edit, file, otherDecoder, otherGraph, otherWeights)
+	require.NoError(t, err, "%s", out)
+	sixth := strings.TrimSpace(lastLines(out, 1))
+	for _, tc := range []struct {
+		name, soc, file, want string
+	}{
+		{"corrupt", "SM8650", corrupt, "qnn_launch: the calibration file " + corrupt + " cannot be read (RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory): give the file a calibrate-only export wrote"},
+		{"other-chip", "SM8750", file, "qnn_launch: the calibration file " + file + " was made for soc SM8650, and this run is for soc SM8750"},
+		{"other-decoder", "SM8650", otherDecoder, "qnn_launch: the calibration file " + otherDecoder + " was made for decoder qwen3-0_6b, and this run is for decoder llama3_2-1b_instruct"},
+		{"other-weights", "SM8650", otherWeights, "qnn_launch: the calibration file " + otherWeights + " was made for weights of sha256 " + strings.Repeat("0", 64) + ", and this run is for weights of sha256 "},
+		{"other-graph", "SM8650", otherGraph, "qnn_launch: the calibration file " + otherGraph + " was calibrated on another graph: its nodes differ from this run's at position 5 (" + sixth + " here, renamed in the file; 172 here, 172 in the file)"},
+	} {
+		_, log, _, err := start("refused-"+tc.name, short, func(o *pkgexport.Options) { o.SoC, o.Calibration = tc.soc, tc.file })
+		var exit *run.ExitError
+		require.ErrorAs(t, err, &exit, "%s: the launcher refuses\n%s", tc.name, lastLines(log, 20))
+		assert.Contains(t, log, tc.want, tc.name)
+		assert.NotContains(t, log, "Traceback", "%s: a sentence, not a traceback", tc.name)
+		if tc.name != "other-graph" { // the node list is known once the graph is built
+			assert.NotContains(t, log, "calling MultiModalManager::quantize", "%s: refused before llama.py builds anything", tc.name)
+		}
+	}
 }

@@ -68,9 +68,11 @@ type Backend struct {
 	Check check.Spec
 	// Stages time its tool's log.
 	Stages []run.StageRule
-	// Calibration, when set, is how the backend's recipe calibrates src: plan splits the
-	// fitted export time by config's calibration_times with it (internal/cost).
-	Calibration func(cfg *config.Config, src *model.Source) cost.Calibrated
+	// Calibration, when set, says how the backend's recipe calibrates: plan splits the
+	// fitted export time by config's calibration_times with it (internal/cost), and a
+	// recipe that can calibrate once per model and chip (recipe.Request.CalibrationOut)
+	// builds each window from that file (recipe.Request.Calibration).
+	Calibration *Calibration
 	// Chips, when set, are the targets files are built for, one file set per chip.
 	Chips *Chips
 	// Tools is what the export runs with.
@@ -180,6 +182,20 @@ type Actions struct {
 	// (the seed solved for XNNPACK only). The first such backend is the one whose recipe
 	// the solve converts the checkpoint as (GPTQ).
 	GPTQ bool
+}
+
+// Calibration is a backend's calibrate-once support: the encodings its recipe calibrates do
+// not depend on the window, so one calibration serves every window of a model and chip.
+type Calibration struct {
+	// Window is the window a calibrate-only export calibrates at; 0: not configured.
+	Window func(cfg *config.Config) int
+	// Once says the workflow calibrates once per model and chip (its calibrate job) and
+	// hands every export job the file.
+	Once func(cfg *config.Config) bool
+	// Model is how src's windows are calibrated, for plan's time model: the recipe's SeqMSE
+	// candidates, the window it calibrates at, and whether the workflow's calibrate job
+	// does it once (then plan prices that job and size-window hands it a runner).
+	Model func(cfg *config.Config, src *model.Source) cost.Calibrated
 }
 
 // Card is what the model card says of a backend's files.

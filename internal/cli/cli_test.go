@@ -31,6 +31,8 @@ func TestConventions(t *testing.T) {
 			[]string{`exe-expo: unknown command "nosuchcommand"`, "Commands:", "\n  inspect ", "\n  plan "}},
 		{"help for two commands", []string{"help", "plan", "inspect"}, ExitFailed, nil, []string{"help takes one command name, not 2 words", "Commands:"}},
 		{"command --help", []string{"inspect", "--help"}, ExitOK, []string{"Usage: exe-expo inspect FILE.pte", "-mtk-exp string"}, nil},
+		{"export's calibration flags", []string{"export", "--help"}, ExitOK, []string{"[--calibration FILE | --calibrate-only --calibration-out FILE]",
+			"-calibrate-only\n", "qnn: calibrate once at export.qnn.calib_window", "-calibration string\n", "-calibration-out string\n"}, nil},
 		{"command -h", []string{"plan", "-h"}, ExitOK, []string{"Usage: exe-expo plan MODEL", "-revision string"}, nil},
 		{"--help after an argument", []string{"inspect", "model.pte", "--help"}, ExitOK, []string{"Usage: exe-expo inspect"}, nil},
 		{"help without flags", []string{"version", "--help"}, ExitOK, []string{"Usage: exe-expo version\n\nprint the exe-expo version"}, nil},

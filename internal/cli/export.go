@@ -23,7 +23,7 @@ func exportCommand() Command {
 	return Command{
 		Name:    "export",
 		Summary: "export one model to one backend at one window (and chip), with its report",
-		Usage:   "--backend " + strings.Join(exportable(), "|") + " MODEL --out DIR --work DIR [--context N] [--soc CHIP] [--codes FILE] [--revision R]",
+		Usage:   "--backend " + strings.Join(exportable(), "|") + " MODEL --out DIR --work DIR [--context N] [--soc CHIP] [--codes FILE] [--calibration FILE | --calibrate-only --calibration-out FILE] [--revision R]",
 		Flags: func(fs *flag.FlagSet) func(Env, []string) error {
 			var o export.Options
 			fs.StringVar(&o.Backend, "backend", "", words(exportable(), "or")+" (required)")
@@ -31,6 +31,9 @@ func exportCommand() Command {
 			fs.StringVar(&o.SoC, "soc", "", "target chip, required for qnn and mediatek: one of export.qnn.socs or export.mediatek.socs in pipeline.yaml")
 			fs.StringVar(&o.Codes, "codes", "", "GPTQ codes file from the solve job, "+words(backend.LLMNames(), "and")+" only (default: round to nearest)")
 			fs.StringVar(&o.QMode, "qmode", "", "override the "+words(backend.LLMNames(), "or")+" recipe's qmode: fp32 builds the unquantized reference")
+			fs.StringVar(&o.Calibration, "calibration", "", "qnn: build the window from this calibration file (written by --calibrate-only for the same model, chip and ExecuTorch) instead of calibrating; the report gives its sha256")
+			fs.BoolVar(&o.CalibrateOnly, "calibrate-only", false, "qnn: calibrate once at export.qnn.calib_window and write the encodings to --calibration-out (its report beside it), building no .pte: every window of this model and chip can then be built from it with --calibration")
+			fs.StringVar(&o.CalibrationOut, "calibration-out", "", "with --calibrate-only: the calibration file to write")
 			fs.StringVar(&o.Fallback, "fallback", "", "a gate (or smoke) --result file that refused this window's quantized file: build the window in fp32 instead, saying so in the report")
 			fs.StringVar(&o.ID, "id", "", "the Hub id a local MODEL folder holds (names the output repo; the QNN registry goes by it)")
 			fs.StringVar(&o.Revision, "revision", "main", "Hub revision")
@@ -69,6 +72,7 @@ var exportFlags = map[option.Field]string{
 	export.FieldWindow: "--context", export.FieldQMode: "--qmode", export.FieldCodes: "--codes", export.FieldTimeout: "--timeout",
 	export.FieldPython: "--python", export.FieldMTKPython: "--mtk-python", export.FieldExecuTorch: "--executorch",
 	export.FieldOut: "--out", export.FieldWork: "--work", export.FieldFallback: "--fallback",
+	export.FieldCalibration: "--calibration", export.FieldCalibrateOnly: "--calibrate-only", export.FieldCalibrationOut: "--calibration-out",
 }
 
 func envOr(name, def string) string {

@@ -148,10 +148,14 @@ type QNNRecipe struct {
 	// CalibWindow, when set, is the window every longer one is calibrated at: llama.py's
 	// calibration grows faster than the window (docs/research/qnn-calibration.md), and the
 	// encodings a window's graph gets from a calibration at this length match its own
-	// (e2e/realtool TestQNNSharedCalibration). 0 calibrates each window at its own length.
+	// (e2e/realtool TestQNNSharedCalibration). 0 calibrates each window at its own length, as
+	// does a decoder whose recipe has no SeqMSE search (qnn.Calibration).
 	CalibWindow int `yaml:"calib_window"`
-	// CalibrateOnce, with CalibWindow, has the workflow calibrate once per model and chip at
-	// CalibWindow and every window's export load that calibration.
+	// CalibrateOnce makes the workflow calibrate once per model and chip (a calibrate job at
+	// CalibWindow, exe-expo export --calibrate-only) and every window's export job build from
+	// that file (--calibration): the encodings do not depend on the window, and the 2k
+	// calibration is then paid once instead of once per window. Needs CalibWindow; the job
+	// runs where plan has one (a recipe with a SeqMSE search).
 	CalibrateOnce bool     `yaml:"calibrate_once"`
 	Runners       []string `yaml:"runners"`
 }

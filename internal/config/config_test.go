@@ -83,6 +83,7 @@ func TestStrictErrors(t *testing.T) {
 		{"job limit past GitHub's", "  job_limit_minutes: 350", "  job_limit_minutes: 361", []string{"line 110: export.job_limit_minutes: 361 is outside 1..360"}},
 		{"job limit in hours", "  job_limit_minutes: 350", "  job_limit_minutes: 5h", []string{"line 110: export.job_limit_minutes: want a whole number, not `5h`"}},
 		{"calibration window below the prefill", "    calib_window: 2048", "    calib_window: 64", []string{"export.qnn.calib_window", "64 is below prefill_ar_len 128"}},
+		{"calibrate once without a calibration window", "    calib_window: 2048", "    calib_window: 0", []string{"export.qnn.calibrate_once", "needs export.qnn.calib_window"}},
 		{"runners out of order", "    runners: [x64-8, x64-16, x64-32]\n  mediatek:", "    runners: [x64-32, x64-8]\n  mediatek:", []string{"export.qnn.runners.1", "smallest first"}},
 	}
 	for _, tc := range tests {

@@ -211,6 +211,7 @@ func (c *Config) validateExport(v *validator) {
 	v.check(len(q.CalibTasks) > 0, "export.qnn.calib_tasks", "no calibration task")
 	v.check(q.CalibLimit > 0, "export.qnn.calib_limit", "must be positive")
 	v.check(q.CalibWindow == 0 || q.CalibWindow >= q.PrefillARLen, "export.qnn.calib_window", "%d is below prefill_ar_len %d (0 calibrates every window at its own length)", q.CalibWindow, q.PrefillARLen)
+	v.check(!q.CalibrateOnce || q.CalibWindow > 0, "export.qnn.calibrate_once", "needs export.qnn.calib_window: the one calibration is made at that window and every window is built from it")
 	c.checkRunners(v, "export.qnn.runners", q.Runners)
 	m := e.MediaTek
 	c.checkChips(v, "export.mediatek.socs", m.SoCs)

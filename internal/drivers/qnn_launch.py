@@ -1,7 +1,8 @@
 """Run ExecuTorch's Qualcomm LLM script on the files the plan resolved, and record what it read.
 
 exe-expo driver: command line in (the recipe decides every flag), the script's own output.
-  qnn_launch.py --record inputs.json [--repo ID --snapshot DIR --checkpoint FILE] [--calib-window N] -- ARGS
+  qnn_launch.py --record inputs.json [--repo ID --snapshot DIR --checkpoint FILE]
+                [--calib-window N] [--save-calibration FILE [--calibrate-only] | --load-calibration FILE] -- ARGS
 ARGS are llama.py's (examples/qualcomm/oss_scripts/llama/llama.py), run in this process.
 
 --repo, --snapshot, --checkpoint: ExecuTorch's script (1.4.0 and 1.5.1 alike) loads a
@@ -38,13 +39,33 @@ torchtune: the script's package imports the weight converters of every decoder i
   its observers fed) instead of the calibration, and everything after (decode and prefill
   encodings, the QDQ program, the lowering) runs as without the option. N must be below the
   window; QAT is refused (it trains the calibration graph itself).
+--save-calibration FILE: after the calibration graph is calibrated (the --calib-window
+  graph, or the script's own at --max_context_len), write what _encoding_override would copy
+  from it to FILE (torch.save, atomically): for each non-quantize node, by name in graph
+  order, the arguments after the first of its chain of quantize/dequantize users; for each
+  get_attr node its target, tensor and chain; the same for the token embedding where the
+  script applies one. A header names the format, repo, decoder, soc, calibration window,
+  the calibration record (tokens_sha256), the ExecuTorch release and a digest of the weight
+  files (the snapshot's safetensors, the --checkpoint file).
+--calibrate-only: stop once FILE is written (no decode or prefill graph, no QDQ program, no
+  lowering), exit 0: the workflow's calibrate job, once per model and chip.
+--load-calibration FILE: calibrate nothing: no calibration rows are built, the deployed
+  window's graph sees the one forward pass convert_pt2e needs, then gets FILE's encodings
+  node by node (names in order, constants by target; a constant whose shape differs, the
+  RoPE tables, stays the window's own, as with --calib-window). A file of another format,
+  repo, decoder, soc, ExecuTorch release or weights, one that cannot be read, or one whose node list
+  differs from this graph's is refused with a sentence. The encodings do not depend on the
+  window, so every window of a model and chip is built from one calibration
+  (e2e/realtool TestQNNSharedCalibration: bit-identical to --calib-window's).
 --record: written after the script succeeds, as JSON:
   {"repo": ID or null,
    "read": [{"what": "checkpoint" | "tokenizer" | "params", "path": file or folder}],
    "calibration": {"tasks", "limit", "num_fewshot", "sequences", "tokens", "tokens_sha256",
                    "datasets": [{"path", "name", "revision", "splits": {split: {"rows",
                                  "fingerprint"}}}]} or null,
-   "calib_window": {"window": N, "kept_constants": ["target RxC (was given rxc)"]}, only with --calib-window}
+   "calib_window": {"window": N, "kept_constants": ["target RxC (was given rxc)"]}, only with --calib-window,
+   "calibration_file": {"path", "sha256", "window", "executorch", "kept_constants"}, only with
+                       --load-calibration, where "calibration" is the file's header's}
   "read" holds what the script was served and the model files its flags name; tokens_sha256
   hashes the token rows calibration ran on (one JSON list of ids per line), so two exports
   whose digests agree calibrated on the same tokens; "datasets" are lm_eval's
@@ -212,9 +233,16 @@ def record_datasets(record):
     datasets.load_dataset = loading
 
 
+QDQ_OPS = {"quantize_per_tensor", "dequantize_per_tensor", "quantize_per_channel", "dequantize_per_channel",
+           "quantize_affine", "dequantize_affine"}
+
+
 def is_qdq(node):
-    """Whether node is a quantize or dequantize op (torch's quantized_decomposed or torchao's)."""
-    return node.op == "call_function" and "quantize" in str(node.target)
+    """Whether node is a quantize or dequantize op (torch's quantized_decomposed or torchao's):
+    the ops _encoding_override copies (a name test alone would also take quantized_decomposed's
+    embedding ops)."""
+    parts = str(node.target).split(".")
+    return node.op == "call_function" and len(parts) > 1 and parts[1] in QDQ_OPS
 
 
 def constants(module):
@@ -248,7 +276,224 @@ def set_attr(module, target, value):
     setattr(module, last, value)
 
 
-def calibrate_at(window, record):
+FORMAT = "exe-expo qnn calibration 1"
+
+
+class Calibrated(BaseException):
+    """Raised after --save-calibration under --calibrate-only: stops llama.py before it
+    compiles anything; main catches it. A BaseException, as SystemExit is: llama.py's main
+    turns every Exception into a bare Exception(e)."""
+
+
+def portable(a):
+    """An argument of a quantize or dequantize op as torch.load(weights_only=True) reads it
+    back: a graph node by its name."""
+    if isinstance(a, (list, tuple)):
+        return type(a)(portable(x) for x in a) if isinstance(a, tuple) else [portable(x) for x in a]
+    if hasattr(a, "op") and hasattr(a, "graph"):
+        return ("node", a.name)
+    return a
+
+
+def restored(a, nodes):
+    """An argument portable() wrote, its node markers resolved in the graph being given it."""
+    if isinstance(a, tuple) and len(a) == 2 and a[0] == "node" and isinstance(a[1], str):
+        return nodes[a[1]]
+    if isinstance(a, (list, tuple)):
+        return type(a)(restored(x, nodes) for x in a) if isinstance(a, tuple) else [restored(x, nodes) for x in a]
+    return a
+
+
+def chain(node):
+    """node's users as _encoding_override walks them: for each, its name and target and, for
+    a quantize or dequantize op, its arguments after the first (the encoding) and its own users."""
+    return [(u.name, str(u.target), portable(tuple(u.args[1:])) if is_qdq(u) else None, chain(u) if is_qdq(u) else [])
+            for u in node.users]
+
+
+def activations(module):
+    """The nodes whose users carry an activation encoding, in graph order (_encoding_override's list)."""
+    return [n for n in module.graph.nodes if n.op in ("call_function", "placeholder") and not is_qdq(n)]
+
+
+def encodings(module):
+    """What _encoding_override copies from a calibrated graph, by node name and get_attr target."""
+    return {"activations": [(n.name, chain(n)) for n in activations(module)],
+            "constants": [(n.target, attr(module, n.target).detach().clone(), chain(n))
+                          for n in module.graph.nodes if n.op == "get_attr"]}
+
+
+def give(node, saved, nodes, where):
+    """Gives node's quantize and dequantize users the saved chain's encodings."""
+    users = list(node.users)
+    if len(users) != len(saved):
+        raise ValueError("%s has %d users here and %d in the file" % (where, len(users), len(saved)))
+    for (name, target, args, sub), u in zip(saved, users):
+        if name == "output":
+            continue
+        if target != str(u.target):
+            raise ValueError("%s's user %s is %s here and %s in the file" % (where, u.name, u.target, target))
+        if args is not None:
+            u.args = (u.args[0], *restored(args, nodes))
+            give(u, sub, nodes, where + " > " + u.name)
+
+
+def apply_encodings(saved, module, file):
+    """Gives module's graph the saved encodings as _encoding_override would (nodes matched by
+    name in order, constants by target), keeping each constant whose shape differs (a table
+    with a row per position: the deployed window's own) with its own encoding; returns those kept."""
+    acts = activations(module)
+    consts = [n for n in module.graph.nodes if n.op == "get_attr"]
+    names = [n.name for n in acts], [name for name, _ in saved["activations"]]
+    targets = [n.target for n in consts], [t for t, _, _ in saved["constants"]]
+    for what, (here, there) in (("nodes", names), ("constants", targets)):
+        if here != there:
+            first = next((i for i, (a, b) in enumerate(zip(here, there)) if a != b), min(len(here), len(there)))
+            raise SystemExit("qnn_launch: the calibration file %s was calibrated on another graph: its %s differ from this "
+                             "run's at position %d (%s here, %s in the file; %d here, %d in the file)"
+                             % (file, what, first, here[first] if first < len(here) else "none",
+                                there[first] if first < len(there) else "none", len(here), len(there)))
+    nodes = {n.name: n for n in module.graph.nodes}
+    kept = []
+    try:
+        for n, (_, sub) in zip(acts, saved["activations"]):
+            give(n, sub, nodes, n.name)
+        for n, (target, value, sub) in zip(consts, saved["constants"]):
+            own = attr(module, target)
+            if own.shape != value.shape:
+                kept.append("%s %s (the file's %s)" % (target, "x".join(map(str, own.shape)), "x".join(map(str, value.shape))))
+                continue
+            set_attr(module, target, value)
+            users = list(n.users)
+            if users and str(users[0].target).split(".")[1:2] in (["quantize_per_tensor"], ["dequantize_per_tensor"]):
+                give(n, sub, nodes, target)  # parameter_override's rule: per-tensor encodings are op arguments
+    except ValueError as e:
+        raise SystemExit("qnn_launch: the calibration file %s does not fit this run's graph: %s" % (file, e))
+    module.recompile()
+    return kept
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def save_calibration(path, header, hybrid, decoder):
+    """Writes decoder's encodings (and the token embedding's, where the script applies one) to path, atomically."""
+    import torch
+    data = dict(header, graph=encodings(decoder.decoder),
+                tok_embedding=encodings(decoder.tok_embedding) if hybrid.apply_embedding else None)
+    tmp = path + ".partial"
+    torch.save(data, tmp)
+    os.replace(tmp, path)
+    log("calibration at %d tokens saved to %s (%d activation nodes, %d constants)"
+        % (header["window"], path, len(data["graph"]["activations"]), len(data["graph"]["constants"])))
+
+
+def weights_digest(snapshot, script_args):
+    """sha256 over the weight files the script loads or converts (the snapshot's safetensors,
+    the checkpoint its flags name), by name and digest: the file's constants are quantized
+    weights, so a file made from other weights (another revision of the same repo, or another
+    checkpoint of a Meta decoder, which has no repo) must not be applied."""
+    files = sorted(f for f in os.listdir(snapshot) if f.endswith(".safetensors")) if snapshot else []
+    files = [os.path.join(snapshot, f) for f in files]
+    if script_flag(script_args, "--checkpoint"):
+        files.append(script_flag(script_args, "--checkpoint"))
+    h = hashlib.sha256()
+    for f in files:
+        h.update(("%s %s\n" % (os.path.basename(f), sha256_file(f))).encode())
+    return h.hexdigest()
+
+
+MATCHED = {"repo": "repo", "decoder": "decoder", "soc": "soc", "executorch": "ExecuTorch",
+           "weights_sha256": "weights of sha256"}
+
+
+def read_calibration(path, expect):
+    """The calibration file at path, refused with a sentence when it is not one or was made
+    for another model, chip or ExecuTorch."""
+    import torch
+    try:
+        data = torch.load(path, weights_only=True)
+    except Exception as e:  # noqa: BLE001 - any failure to read is the same refusal
+        raise SystemExit("qnn_launch: the calibration file %s cannot be read (%s: %s): give the file a calibrate-only export wrote"
+                         % (path, type(e).__name__, str(e).split(". ")[0].splitlines()[0] if str(e) else ""))
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise SystemExit("qnn_launch: %s is not a calibration file of this launcher (format %r, this launcher reads %r)"
+                         % (path, data.get("format") if isinstance(data, dict) else type(data).__name__, FORMAT))
+    for key, want in expect.items():
+        if data.get(key) != want:
+            raise SystemExit("qnn_launch: the calibration file %s was made for %s %s, and this run is for %s %s"
+                             % (path, MATCHED[key], data.get(key), MATCHED[key], want))
+    return data
+
+
+def save_after(save):
+    """Saves the calibrated graph after llama.py's own calibration (--save-calibration without --calib-window)."""
+    wrappers = importlib.import_module(LLAMA + ".wrappers.llm_wrappers")
+    hybrid = wrappers.HybridTextDecoder
+    quantize = hybrid.quantize
+
+    def quantizing(self, request):
+        quantize(self, request)
+        save(self, request, self.calibration_prefill)
+
+    hybrid.quantize = quantizing
+
+
+def saved(hybrid, request, decoder, path, header, stop, record):
+    """Saves decoder's calibration (the --save-calibration step, either path) and stops under --calibrate-only."""
+    wrappers = importlib.import_module(LLAMA + ".wrappers.llm_wrappers")
+    if request.method_data[wrappers.TEXT_DECODER].skip_quantize:
+        raise SystemExit("qnn_launch: --save-calibration has nothing to save: this run quantizes no decoder")
+    header = dict(header, window=decoder.meta["get_max_context_len"], calibration=record["calibration"])
+    save_calibration(path, header, hybrid, decoder)
+    if stop:
+        raise Calibrated()
+
+
+def load_from(path, data, record):
+    """Builds the deployed window from a saved calibration (--load-calibration): no calibration
+    data and no calibration pass; one forward pass over the example input, which convert_pt2e
+    needs, then the file's encodings."""
+    wrappers = importlib.import_module(LLAMA + ".wrappers.llm_wrappers")
+    hybrid, mode = wrappers.HybridTextDecoder, wrappers.Mode
+    quantize = hybrid.quantize
+    builders = importlib.import_module(LLAMA + ".dataset.builders")
+
+    def no_rows(self):
+        """build_calib_dataloaders' answer without its rows: every modality's key, no data."""
+        return dict.fromkeys(builders._ALL_MODALITY_KEYS)
+
+    def loading(self, request):
+        if request.method_data[wrappers.TEXT_DECODER].skip_quantize:
+            return quantize(self, request)
+        deployed = self.calibration_prefill
+        deployed.mode = mode.DECODE  # the script's path for graphs it does not calibrate
+        try:
+            deployed.quantize(request)
+        finally:
+            deployed.mode = mode.CALIBRATE
+        kept = apply_encodings(data["graph"], deployed.decoder, path)
+        if self.apply_embedding:
+            if data["tok_embedding"] is None:
+                raise SystemExit("qnn_launch: the calibration file %s holds no token embedding's encodings, and this run quantizes one" % path)
+            apply_encodings(data["tok_embedding"], deployed.tok_embedding, path)
+        record["calibration_file"].update(kept_constants=kept)
+        log("encodings calibrated at %d tokens loaded from %s into the %d-token graph; its own constants kept: %s"
+            % (data["window"], path, deployed.meta["get_max_context_len"], ", ".join(kept) or "none"))
+
+    wrappers.DatasetBuilder.build_calib_dataloaders = no_rows
+    hybrid.quantize = loading
+    record["calibration"] = data["calibration"]
+    record["calibration_file"] = {"path": path, "sha256": sha256_file(path), "window": data["window"],
+                                  "executorch": data["executorch"]}
+
+
+def calibrate_at(window, record, save=None):
     """Calibrates a window-token decoder and gives its encodings to the deployed one (--calib-window)."""
     wrappers = importlib.import_module(LLAMA + ".wrappers.llm_wrappers")
     hybrid, mode = wrappers.HybridTextDecoder, wrappers.Mode
@@ -278,6 +523,8 @@ def calibrate_at(window, record):
         quantize(self, request)  # calibrates self.calibration_prefill: the short graph
         deployed = self.exe_expo_deployed
         short = self.calibration_prefill
+        if save:
+            save(self, request, short)
         if request.method_data[wrappers.TEXT_DECODER].skip_quantize:
             self.calibration_prefill = deployed
             return
@@ -337,11 +584,24 @@ def main(argv=None):
     p.add_argument("--snapshot")
     p.add_argument("--checkpoint")
     p.add_argument("--calib-window", type=int)
+    p.add_argument("--save-calibration")
+    p.add_argument("--calibrate-only", action="store_true")
+    p.add_argument("--load-calibration")
     args = p.parse_args(argv[:cut])
     script_args = argv[cut + 1:]
     served = [args.repo, args.snapshot, args.checkpoint]
     if any(served) and not all(served):
         raise SystemExit("qnn_launch: --repo, --snapshot and --checkpoint go together")
+    if args.calibrate_only and not args.save_calibration:
+        raise SystemExit("qnn_launch: --calibrate-only needs --save-calibration FILE: a calibration nobody keeps is wasted")
+    if args.calibrate_only and args.calib_window is not None:
+        raise SystemExit("qnn_launch: --calibrate-only calibrates at the script's --max_context_len; give the calibration window there, not as --calib-window")
+    if args.load_calibration and (args.save_calibration or args.calib_window is not None):
+        raise SystemExit("qnn_launch: --load-calibration calibrates nothing, so it takes neither --save-calibration nor --calib-window")
+    header = {"format": FORMAT, "repo": args.repo, "decoder": script_flag(script_args, "--decoder_model"),
+              "soc": script_flag(script_args, "--soc_model"), "executorch": executorch_version()}
+    if args.save_calibration or args.load_calibration:
+        header["weights_sha256"] = weights_digest(args.snapshot, script_args)
     if args.calib_window is not None:
         window = script_flag(script_args, "--max_context_len")
         if window is None:
@@ -356,10 +616,22 @@ def main(argv=None):
     flagged_files(record, script_args)
     record_datasets(record)
     record_calibration(record)
-    if args.calib_window is not None:
-        calibrate_at(args.calib_window, record)
+    save = None
+    if args.save_calibration:
+        def save(hybrid, request, decoder):
+            saved(hybrid, request, decoder, args.save_calibration, header, args.calibrate_only, record)
+    if args.load_calibration:
+        data = read_calibration(args.load_calibration, {k: header[k] for k in MATCHED})
+        load_from(args.load_calibration, data, record)
+    elif args.calib_window is not None:
+        calibrate_at(args.calib_window, record, save)
+    elif save:
+        save_after(save)
     sys.argv = ["llama.py"] + script_args
-    runpy.run_module(LLAMA + ".llama", run_name="__main__", alter_sys=True)
+    try:
+        runpy.run_module(LLAMA + ".llama", run_name="__main__", alter_sys=True)
+    except Calibrated:
+        log("--calibrate-only: calibration saved to %s; no window built" % args.save_calibration)
     del record["datasets"]
     tmp = args.record + ".partial"
     with open(tmp, "w") as f:

@@ -22,6 +22,8 @@ type launchRecord struct {
 	Repo        *string             `json:"repo"`
 	Read        []report.InputFile  `json:"read"`
 	Calibration *report.Calibration `json:"calibration"`
+	// CalibrationFile is written under --load-calibration.
+	CalibrationFile *report.CalibrationFile `json:"calibration_file"`
 }
 
 type launch struct {
@@ -160,6 +162,14 @@ func TestQNNLaunchRefusals(t *testing.T) {
 			[]string{"--decoder_model", "qwen3-0_6b", "--max_context_len", "2048"}, "--calib-window 2048 must be below the script's --max_context_len (2048)"},
 		{"calibration window without a window", []string{"--calib-window", "2048"},
 			[]string{"--decoder_model", "qwen3-0_6b"}, "--calib-window 2048 needs the window it calibrates for, and llama.py's arguments give no --max_context_len"},
+		{"calibrate only, keeping nothing", []string{"--calibrate-only"},
+			[]string{"--decoder_model", "qwen3-0_6b", "--max_context_len", "2048"}, "--calibrate-only needs --save-calibration FILE"},
+		{"calibrate only at a calibration window", []string{"--calibrate-only", "--save-calibration", "c.pt", "--calib-window", "1024"},
+			[]string{"--decoder_model", "qwen3-0_6b", "--max_context_len", "2048"}, "--calibrate-only calibrates at the script's --max_context_len; give the calibration window there, not as --calib-window"},
+		{"load and save", []string{"--load-calibration", "a.pt", "--save-calibration", "b.pt"},
+			[]string{"--decoder_model", "qwen3-0_6b", "--max_context_len", "4096"}, "--load-calibration calibrates nothing, so it takes neither --save-calibration nor --calib-window"},
+		{"load at a calibration window", []string{"--load-calibration", "a.pt", "--calib-window", "2048"},
+			[]string{"--decoder_model", "qwen3-0_6b", "--max_context_len", "4096"}, "--load-calibration calibrates nothing, so it takes neither --save-calibration nor --calib-window"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/family"
+	"github.com/experimentalmachines/exe-expo/internal/fileutil"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/internal/report"
@@ -54,6 +55,14 @@ type Options struct {
 	SoC    string
 	QMode  string
 	Codes  string
+	// Calibration is a calibration file a calibrate-only export wrote (QNN): the window is
+	// built from it and calibrates nothing.
+	Calibration string
+	// CalibrateOnly calibrates at the backend's calibration window and writes the encodings
+	// to CalibrationOut (with its report beside it), building no program: the workflow's
+	// calibrate job, once per model and chip.
+	CalibrateOnly  bool
+	CalibrationOut string
 	// Fallback is a smoke or gate result (--result) that refused this window's quantized
 	// file: the export builds the window in fp32 instead, and the report says which file it
 	// replaces and why.
@@ -130,6 +139,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	fmt.Fprintf(o.Log, "exe-expo: %s to %s at %d tokens (%s)\n", src.ID, o.Backend, g.window, g.reason)
 	r, err := backend.Build(o.Config, recipe.Request{
 		Backend: o.Backend, Source: src, Verdict: v, Window: g.window, SoC: o.SoC, QMode: o.QMode, Codes: o.Codes, KVCache: g.row.KVCache,
+		Calibration: o.Calibration, CalibrationOut: o.CalibrationOut,
 		Work: o.Work, SourceDir: o.srcDir, Python: o.Python, MTKPython: o.MTKPython, ExecuTorch: o.ExecuTorch,
 	})
 	if err != nil {
@@ -152,8 +162,16 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := o.build(ctx, src, v.Fam, r, rep); err != nil {
 		return nil, err
 	}
-	rep.Host.TotalSeconds = round1(time.Since(start).Seconds())
 	path := filepath.Join(o.Out, filepath.FromSlash(r.Folder), report.Name(r.Label))
+	if o.CalibrateOnly { // the calibration and its report, side by side, for the export jobs to download
+		d, err := fileutil.Hash(o.CalibrationOut)
+		if err != nil {
+			return nil, fmt.Errorf("the %s tool finished and its calibration %s cannot be read: %w", o.Backend, o.CalibrationOut, err)
+		}
+		rep.Files = append(rep.Files, report.File{Path: filepath.Base(o.CalibrationOut), Bytes: d.Bytes, SHA256: d.SHA256})
+		path = filepath.Join(filepath.Dir(o.CalibrationOut), report.Name(r.Label))
+	}
+	rep.Host.TotalSeconds = round1(time.Since(start).Seconds())
 	if err := report.Write(path, rep); err != nil {
 		return nil, err
 	}

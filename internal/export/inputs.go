@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/experimentalmachines/exe-expo/internal/fileutil"
 	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/recipe"
 	"github.com/experimentalmachines/exe-expo/internal/report"
@@ -20,6 +21,8 @@ type inputsRecord struct {
 	Repo        *string             `json:"repo"`
 	Read        []report.InputFile  `json:"read"`
 	Calibration *report.Calibration `json:"calibration"`
+	// CalibrationFile is set when the launcher loaded a calibration (--load-calibration).
+	CalibrationFile *report.CalibrationFile `json:"calibration_file"`
 }
 
 // loadedFiles are what every record must account for: without them the report could not
@@ -68,6 +71,10 @@ func (o *Options) readInputs(src *model.Source, r *recipe.Recipe, rep *report.Re
 		return fmt.Errorf("%s's record names no calibration data", tool)
 	}
 	in.Calibration = *rec.Calibration
+	if err := o.checkCalibrationFile(tool, rec.CalibrationFile); err != nil {
+		return err
+	}
+	in.CalibrationFile = rec.CalibrationFile
 	rep.Inputs = in
 	return nil
 }
@@ -93,4 +100,26 @@ func within(dir, path string) (string, bool) {
 		return "", false
 	}
 	return filepath.ToSlash(rel), true
+}
+
+// checkCalibrationFile holds the record's calibration file to the one the export was given:
+// the same digest, or none when none was given.
+func (o *Options) checkCalibrationFile(tool string, f *report.CalibrationFile) error {
+	switch {
+	case o.Calibration == "" && f == nil:
+		return nil
+	case o.Calibration == "":
+		return fmt.Errorf("%s loaded the calibration file %s, and this export was given none", tool, f.Path)
+	case f == nil:
+		return fmt.Errorf("%s's record names no calibration file, and this export was given %s", tool, o.Calibration)
+	}
+	d, err := fileutil.Hash(o.Calibration)
+	if err != nil {
+		return fmt.Errorf("the calibration file %s cannot be read after the export: %w", o.Calibration, err)
+	}
+	if f.SHA256 != d.SHA256 {
+		return fmt.Errorf("%s loaded a calibration file of sha256 %s, and %s has %s", tool, f.SHA256, o.Calibration, d.SHA256)
+	}
+	f.Path = filepath.Base(o.Calibration)
+	return nil
 }

@@ -3,6 +3,8 @@ package export_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -163,4 +165,52 @@ func TestQNNExportSimulatesUpToAWindow(t *testing.T) {
 	assert.Equal(t, "not simulated: the QDQ program computes all 8,192 positions in one call, whose attention is too large to run here (the simulated figure is measured up to 4,096 tokens)", q.SimulatedMissing)
 	assert.NotContains(t, log.String(), "measuring the QDQ program")
 	require.Len(t, res.Report.Stages, 1, "no simulated measure ran")
+}
+
+// TestQNNCalibrationFile: a calibrate-only export writes the launcher's calibration file and
+// its report beside it, and builds no program; an export given that file passes it to the
+// launcher and its report names the file and its sha256, which must be the file's own.
+func TestQNNCalibrationFile(t *testing.T) {
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	file := filepath.Join(t.TempDir(), "calibration", "calibration.pt")
+	o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", "ok", sha)
+	o.Window, o.CalibrateOnly, o.CalibrationOut = 0, true, file
+	res, err := export.Run(context.Background(), o)
+	require.NoError(t, err)
+	data, err := os.ReadFile(file)
+	require.NoError(t, err)
+	sum := sha256.Sum256(data)
+	require.Len(t, res.Report.Files, 1)
+	assert.Equal(t, report.File{Path: "calibration.pt", Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])}, res.Report.Files[0])
+	assert.Equal(t, filepath.Join(filepath.Dir(file), "export-report-calibration-2k.json"), res.ReportPath, "the report lies beside the file")
+	assert.FileExists(t, res.ReportPath)
+	assert.Equal(t, 2048, res.Report.Window.Context, "calibrated at export.qnn.calib_window")
+	assert.Contains(t, res.Report.Recipe["description"], "calibration only")
+	assert.NoDirExists(t, filepath.Join(o.Out, "qnn"), "no program, no report in the output layout")
+
+	for _, tc := range []struct{ mode, want string }{
+		{"ok", ""},
+		{"wrongsha", "the qnn tool loaded a calibration file of sha256 "},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", tc.mode, sha)
+			o.Window, o.Calibration = 4096, file
+			res, err := export.Run(context.Background(), o)
+			if tc.want != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.want)
+				assert.Contains(t, err.Error(), "and "+file+" has "+hex.EncodeToString(sum[:]))
+				return
+			}
+			require.NoError(t, err)
+			require.NotNil(t, res.Report.Inputs)
+			f := res.Report.Inputs.CalibrationFile
+			require.NotNil(t, f, "the report says the calibration came from a file")
+			assert.Equal(t, "calibration.pt", f.Path)
+			assert.Equal(t, hex.EncodeToString(sum[:]), f.SHA256)
+			assert.Equal(t, 2048, f.Window)
+			assert.Equal(t, []string{"_frozen_param21 4096x8 (the file's 2048x8)"}, f.KeptConstants)
+			assert.Equal(t, "calibration.pt", res.Report.Recipe["calibration"].(map[string]any)["file"])
+		})
+	}
 }

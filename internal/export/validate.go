@@ -26,20 +26,23 @@ type Field = option.Field
 
 // The fields a refusal can be about; FieldModel is the MODEL argument.
 const (
-	FieldModel      Field = "Model"
-	FieldID         Field = "ID"
-	FieldBackend    Field = "Backend"
-	FieldSoC        Field = "SoC"
-	FieldWindow     Field = "Window"
-	FieldQMode      Field = "QMode"
-	FieldCodes      Field = "Codes"
-	FieldTimeout    Field = "Timeout"
-	FieldPython     Field = "Python"
-	FieldMTKPython  Field = "MTKPython"
-	FieldExecuTorch Field = "ExecuTorch"
-	FieldOut        Field = "Out"
-	FieldWork       Field = "Work"
-	FieldFallback   Field = "Fallback"
+	FieldModel          Field = "Model"
+	FieldID             Field = "ID"
+	FieldBackend        Field = "Backend"
+	FieldSoC            Field = "SoC"
+	FieldWindow         Field = "Window"
+	FieldQMode          Field = "QMode"
+	FieldCodes          Field = "Codes"
+	FieldTimeout        Field = "Timeout"
+	FieldPython         Field = "Python"
+	FieldMTKPython      Field = "MTKPython"
+	FieldExecuTorch     Field = "ExecuTorch"
+	FieldOut            Field = "Out"
+	FieldWork           Field = "Work"
+	FieldFallback       Field = "Fallback"
+	FieldCalibration    Field = "Calibration"
+	FieldCalibrateOnly  Field = "CalibrateOnly"
+	FieldCalibrationOut Field = "CalibrationOut"
 )
 
 // InputError is a request the export refuses before doing any work: a missing or
@@ -57,12 +60,67 @@ var refuse = option.Refuse
 // export then fails. The window's fit with the model is checked once its config.json is
 // read (checkModelWindow).
 func (o *Options) Validate() error {
-	for _, check := range []func() error{o.checkBackend, o.checkSoC, o.checkFallback, o.checkQuant, o.checkWindow, o.checkTimeout, o.checkModel, o.checkTools} {
+	for _, check := range []func() error{o.checkBackend, o.checkSoC, o.checkFallback, o.checkQuant, o.checkCalibration, o.checkWindow, o.checkTimeout, o.checkModel, o.checkTools} {
 		if err := check(); err != nil {
 			return err
 		}
 	}
 	return o.checkFolders()
+}
+
+// checkCalibration checks the shared calibration's options: a file to build from, or a
+// calibrate-only run that writes one (at the backend's calibration window, which it sets).
+func (o *Options) checkCalibration() error {
+	b := o.spec()
+	switch {
+	case o.Calibration == "" && !o.CalibrateOnly && o.CalibrationOut == "":
+		return nil
+	case b.Calibration == nil:
+		return refuse(FieldCalibration, "%s, %s and %s apply to %s, whose recipe can calibrate once per model and chip, not to %s", FieldCalibration, FieldCalibrateOnly, FieldCalibrationOut, strings.Join(backend.ExportableWhere(func(b *backend.Backend) bool { return b.Calibration != nil }), " and "), o.Backend)
+	case o.CalibrateOnly != (o.CalibrationOut != ""):
+		return refuse(FieldCalibrateOnly, "%s and %s go together: a calibrate-only export writes its calibration to that file", FieldCalibrateOnly, FieldCalibrationOut)
+	case o.CalibrateOnly && o.Calibration != "":
+		return refuse(FieldCalibration, "%s builds a window from a calibration, and %s makes one: give one of them", FieldCalibration, FieldCalibrateOnly)
+	case o.CalibrateOnly && o.Fallback != "":
+		return refuse(FieldCalibrateOnly, "%s builds no file, so there is no %s window to build", FieldCalibrateOnly, FieldFallback)
+	case o.Calibration != "":
+		f, err := os.Stat(o.Calibration)
+		if err != nil {
+			return refuse(FieldCalibration, "%s %s cannot be read: %s", FieldCalibration, o.Calibration, report.Reason(err))
+		}
+		if f.IsDir() {
+			return refuse(FieldCalibration, "%s %s is a folder: give the file a calibrate-only export wrote", FieldCalibration, o.Calibration)
+		}
+		abs, err := filepath.Abs(o.Calibration) // the tool runs in the work folder
+		if err != nil {
+			return refuse(FieldCalibration, "%s %s: %s", FieldCalibration, o.Calibration, report.Reason(err))
+		}
+		o.Calibration = abs
+		return nil
+	}
+	w := b.Calibration.Window(o.Config)
+	if w == 0 {
+		return refuse(FieldCalibrateOnly, "%s calibrates at export.%s.calib_window, which is 0 in pipeline.yaml", FieldCalibrateOnly, o.Backend)
+	}
+	if o.Window != 0 && o.Window != w {
+		return refuse(FieldWindow, "%s %d: %s calibrates at export.%s.calib_window (%d), the window every longer one is built from; leave %s out", FieldWindow, o.Window, FieldCalibrateOnly, o.Backend, w, FieldWindow)
+	}
+	o.Window = w
+	abs, err := filepath.Abs(o.CalibrationOut)
+	if err != nil {
+		return refuse(FieldCalibrationOut, "%s %s: %s", FieldCalibrationOut, o.CalibrationOut, report.Reason(err))
+	}
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		return refuse(FieldCalibrationOut, "%s %s is a folder: give the file to write", FieldCalibrationOut, o.CalibrationOut)
+	}
+	if work, err := filepath.Abs(o.Work); err == nil && o.Work != "" && (filepath.Dir(abs) == work || inside(work, abs)) {
+		return refuse(FieldCalibrationOut, "%s %s is inside %s %s, which is removed after a success", FieldCalibrationOut, o.CalibrationOut, FieldWork, o.Work)
+	}
+	if _, err := writable(FieldCalibrationOut, filepath.Dir(abs)); err != nil {
+		return err
+	}
+	o.CalibrationOut = abs
+	return nil
 }
 
 func (o *Options) checkBackend() error {

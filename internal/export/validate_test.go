@@ -52,6 +52,28 @@ func TestValidateRefusesBeforeWork(t *testing.T) {
 		{"codes folder", func(o *export.Options) { o.Codes = t.TempDir() }, export.FieldCodes, "is not a file"},
 		{"codes for qnn", func(o *export.Options) { o.Backend, o.SoC, o.Codes = "qnn", "SM8750", file }, export.FieldCodes, "Codes applies to xnnpack and vulkan, not qnn"},
 		{"codes with fp32", func(o *export.Options) { o.Codes, o.QMode = file, "fp32" }, export.FieldCodes, "QMode fp32 quantizes nothing"},
+		{"calibration for xnnpack", func(o *export.Options) { o.Calibration = file }, export.FieldCalibration,
+			"Calibration, CalibrateOnly and CalibrationOut apply to qnn, whose recipe can calibrate once per model and chip, not to xnnpack"},
+		{"calibrate only without a file to write", func(o *export.Options) { o.Backend, o.SoC, o.CalibrateOnly = "qnn", "SM8750", true }, export.FieldCalibrateOnly,
+			"CalibrateOnly and CalibrationOut go together"},
+		{"calibrate only and build from a calibration", func(o *export.Options) {
+			o.Backend, o.SoC, o.CalibrateOnly, o.CalibrationOut, o.Calibration = "qnn", "SM8750", true, filepath.Join(t.TempDir(), "c.pt"), file
+		}, export.FieldCalibration, "Calibration builds a window from a calibration, and CalibrateOnly makes one: give one of them"},
+		{"calibrate only at another window", func(o *export.Options) {
+			o.Backend, o.SoC, o.CalibrateOnly, o.CalibrationOut, o.Window = "qnn", "SM8750", true, filepath.Join(t.TempDir(), "c.pt"), 4096
+		}, export.FieldWindow, "Window 4096: CalibrateOnly calibrates at export.qnn.calib_window (2048)"},
+		{"calibration file to write is a folder", func(o *export.Options) {
+			o.Backend, o.SoC, o.CalibrateOnly, o.CalibrationOut = "qnn", "SM8750", true, t.TempDir()
+		}, export.FieldCalibrationOut, "is a folder: give the file to write"},
+		{"calibration file inside the work folder", func(o *export.Options) {
+			o.Backend, o.SoC, o.CalibrateOnly, o.CalibrationOut = "qnn", "SM8750", true, filepath.Join(o.Work, "c.pt")
+		}, export.FieldCalibrationOut, "which is removed after a success"},
+		{"missing calibration", func(o *export.Options) {
+			o.Backend, o.SoC, o.Calibration = "qnn", "SM8750", filepath.Join(t.TempDir(), "c.pt")
+		}, export.FieldCalibration,
+			"c.pt cannot be read: no such file or directory"},
+		{"calibration folder", func(o *export.Options) { o.Backend, o.SoC, o.Calibration = "qnn", "SM8750", t.TempDir() }, export.FieldCalibration,
+			"is a folder: give the file a calibrate-only export wrote"},
 		{"negative timeout", func(o *export.Options) { o.Timeout = -time.Second }, export.FieldTimeout, "Timeout -1s is negative"},
 		{"python missing", func(o *export.Options) { o.Python = "no-such-python-exe-expo" }, export.FieldPython,
 			"Python no-such-python-exe-expo cannot be run (not found on PATH): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch " + pinned.Version() + ""},

@@ -136,7 +136,7 @@ func newJobTimer(cfg *config.Config, src *model.Source, b *backend.Backend, para
 	f, fitted := j.fits[b.Name]
 	ct, split := cfg.CalibrationTimes[b.Name]
 	if fitted && !f.Flat && split && b.Calibration != nil {
-		j.split, j.calib = &cost.Split{Fit: f, Time: ct}, b.Calibration(cfg, src)
+		j.split, j.calib = &cost.Split{Fit: f, Time: ct}, b.Calibration.Model(cfg, src)
 	}
 	return j
 }

@@ -35,6 +35,13 @@ type Request struct {
 	// KVCache is the KV cache the size model decided for this window (plan's row): the
 	// recipe builds that one. Empty: the recipe's int8_kv_cache_from alone decides.
 	KVCache string
+	// Calibration is a calibration file (absolute) that a calibrate-only export wrote for
+	// this model and chip: the window is built from its encodings and calibrates nothing,
+	// so the workflow pays the calibration once per model and chip, not once per window.
+	Calibration string
+	// CalibrationOut (absolute), when set, makes the export calibrate only: the tool
+	// calibrates at Window, writes the encodings there and builds no program.
+	CalibrationOut string
 	// Work is the working folder (absolute); the tools run there and write their files.
 	Work string
 	// SourceDir holds the downloaded source (config, weights, tokenizer).

@@ -51,22 +51,27 @@ var cases = []struct {
 	name, id, backend string
 	window            int
 	soc, codes, qmode string
+	// calibration and calibrationOut are the QNN shared calibration's file to build from,
+	// and the file a calibrate-only export writes.
+	calibration, calibrationOut string
 }{
-	{"qwen3-xnnpack-8k", "Qwen/Qwen3-1.7B", "xnnpack", 8192, "", "", ""},
-	{"qwen3-xnnpack-gptq-4k", "Qwen/Qwen3-4B", "xnnpack", 4096, "", "/work/codes.pt", ""},
-	{"qwen3-vulkan-4k", "Qwen/Qwen3-1.7B", "vulkan", 4096, "", "", ""},
-	{"qwen2.5-xnnpack-2k", "Qwen/Qwen2.5-0.5B-Instruct", "xnnpack", 2048, "", "", ""},
-	{"llama3.2-xnnpack-32k", "meta-llama/Llama-3.2-1B-Instruct", "xnnpack", 32768, "", "", ""},
-	{"smollm2-xnnpack-fp32-8k", "HuggingFaceTB/SmolLM2-360M-Instruct", "xnnpack", 8192, "", "", "fp32"},
-	{"lfm2.5-xnnpack-16k", "LiquidAI/LFM2.5-1.2B-Base", "xnnpack", 16384, "", "", ""},
-	{"phi4mini-xnnpack-4k", "microsoft/Phi-4-mini-instruct", "xnnpack", 4096, "", "", ""},
-	{"gemma3-xnnpack-4k", "google/gemma-3-1b-it", "xnnpack", 4096, "", "", ""},
-	{"smollm3-xnnpack-fp32-2k", "HuggingFaceTB/SmolLM3-3B", "xnnpack", 2048, "", "", "fp32"},
-	{"qwen3-qnn-sm8750-4k", "Qwen/Qwen3-0.6B", "qnn", 4096, "SM8750", "", ""},
-	{"llama3.2-qnn-sm8650-2k", "meta-llama/Llama-3.2-1B-Instruct", "qnn", 2048, "SM8650", "", ""},
-	{"qwen3-mediatek-mt6991-2k", "Qwen/Qwen3-0.6B", "mediatek", 2048, "MT6991", "", ""},
-	{"smollm2-mediatek-mt6989-512", "HuggingFaceTB/SmolLM2-135M-Instruct", "mediatek", 512, "MT6989", "", ""},
-	{"lfm2.5-mediatek-mt6991-512", "LiquidAI/LFM2.5-1.2B-Base", "mediatek", 512, "MT6991", "", ""},
+	{"qwen3-xnnpack-8k", "Qwen/Qwen3-1.7B", "xnnpack", 8192, "", "", "", "", ""},
+	{"qwen3-xnnpack-gptq-4k", "Qwen/Qwen3-4B", "xnnpack", 4096, "", "/work/codes.pt", "", "", ""},
+	{"qwen3-vulkan-4k", "Qwen/Qwen3-1.7B", "vulkan", 4096, "", "", "", "", ""},
+	{"qwen2.5-xnnpack-2k", "Qwen/Qwen2.5-0.5B-Instruct", "xnnpack", 2048, "", "", "", "", ""},
+	{"llama3.2-xnnpack-32k", "meta-llama/Llama-3.2-1B-Instruct", "xnnpack", 32768, "", "", "", "", ""},
+	{"smollm2-xnnpack-fp32-8k", "HuggingFaceTB/SmolLM2-360M-Instruct", "xnnpack", 8192, "", "", "fp32", "", ""},
+	{"lfm2.5-xnnpack-16k", "LiquidAI/LFM2.5-1.2B-Base", "xnnpack", 16384, "", "", "", "", ""},
+	{"phi4mini-xnnpack-4k", "microsoft/Phi-4-mini-instruct", "xnnpack", 4096, "", "", "", "", ""},
+	{"gemma3-xnnpack-4k", "google/gemma-3-1b-it", "xnnpack", 4096, "", "", "", "", ""},
+	{"smollm3-xnnpack-fp32-2k", "HuggingFaceTB/SmolLM3-3B", "xnnpack", 2048, "", "", "fp32", "", ""},
+	{"qwen3-qnn-sm8750-4k", "Qwen/Qwen3-0.6B", "qnn", 4096, "SM8750", "", "", "", ""},
+	{"llama3.2-qnn-sm8650-2k", "meta-llama/Llama-3.2-1B-Instruct", "qnn", 2048, "SM8650", "", "", "", ""},
+	{"qwen3-mediatek-mt6991-2k", "Qwen/Qwen3-0.6B", "mediatek", 2048, "MT6991", "", "", "", ""},
+	{"smollm2-mediatek-mt6989-512", "HuggingFaceTB/SmolLM2-135M-Instruct", "mediatek", 512, "MT6989", "", "", "", ""},
+	{"lfm2.5-mediatek-mt6991-512", "LiquidAI/LFM2.5-1.2B-Base", "mediatek", 512, "MT6991", "", "", "", ""},
+	{"qwen3-qnn-sm8750-calibrate-2k", "Qwen/Qwen3-0.6B", "qnn", 2048, "SM8750", "", "", "", "/work/calibration/qnn-calibration.pt"},
+	{"qwen3-qnn-sm8750-calibrated-8k", "Qwen/Qwen3-0.6B", "qnn", 8192, "SM8750", "", "", "/work/calibration/qnn-calibration.pt", ""},
 }
 
 // TestGolden pins every backend's files, argv, environment and outputs for real configs.
@@ -79,6 +84,7 @@ func TestGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := request(t, tc.id, tc.backend, tc.window, tc.soc)
 			req.Codes, req.QMode = tc.codes, tc.qmode
+			req.Calibration, req.CalibrationOut = tc.calibration, tc.calibrationOut
 			r, err := backend.Build(cfg, req)
 			if err != nil {
 				t.Fatal(err)
@@ -128,6 +134,10 @@ func TestRefusals(t *testing.T) {
 	if _, err := backend.Build(cfg, req); err == nil {
 		t.Error("relative work folder accepted")
 	}
+	req = request(t, "Qwen/Qwen3-0.6B", "qnn", 2048, "SM8750")
+	req.Calibration, req.CalibrationOut = "/work/in.pt", "/work/out.pt"
+	_, err := backend.Build(cfg, req)
+	require.ErrorContains(t, err, "the Qualcomm recipe either calibrates only (writing /work/out.pt) or builds from a calibration file (/work/in.pt), not both")
 }
 
 func TestAppRules(t *testing.T) {

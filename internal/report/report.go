@@ -147,6 +147,22 @@ type Inputs struct {
 	Read     []InputFile `json:"read"`
 	// Calibration is the data the tool calibrated its quantization on.
 	Calibration Calibration `json:"calibration"`
+	// CalibrationFile, when set, says the tool calibrated nothing: the encodings came from
+	// this file (export --calibration), and Calibration is what the file was calibrated on.
+	CalibrationFile *CalibrationFile `json:"calibration_file,omitempty"`
+}
+
+// CalibrationFile is a saved calibration an export was built from.
+type CalibrationFile struct {
+	// Path is the file's name as the export was given it.
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256"`
+	// Window is the window it was calibrated at; ExecuTorch the release that made it.
+	Window     int    `json:"window"`
+	ExecuTorch string `json:"executorch"`
+	// KeptConstants are the graph's own constants kept because their shape differs from
+	// the file's (the RoPE tables, a row per position).
+	KeptConstants []string `json:"kept_constants"`
 }
 
 // InputFile is one model file (or folder) a tool read.

@@ -189,6 +189,18 @@ var configChanges = []configChange{{
 		}
 	},
 }, {
+	// Without calibrate_once the QNN workflow has no calibrate job, and every window's
+	// export job calibrates itself, as before it.
+	name:  "calibrating once",
+	edit:  map[string]func(string) string{"config/pipeline.yaml": replace("calibrate_once: true", "calibrate_once: false")},
+	files: func() []string { return []string{OutputDir + "/export-qnn.yml"} },
+	check: func(t *testing.T, after map[string][]byte) {
+		jobs := decode(t, after[OutputDir+"/export-qnn.yml"]).jobs()
+		assert.NotContains(t, jobs, "calibrate")
+		assert.Equal(t, "plan", jobs["export"]["needs"])
+		assert.NotContains(t, string(after[OutputDir+"/export-qnn.yml"]), "--calibration")
+	},
+}, {
 	// plan holds every window's fitted export time against the same number, so a window it
 	// lets into the matrix is one its job's timeout lets finish.
 	name:  "the job limit",

@@ -380,3 +380,56 @@ func TestVerifyFallbackStep(t *testing.T) {
 		})
 	}
 }
+
+// TestQNNCalibratesOncePerChip: the calibrate job writes one calibration per chip
+// (export --calibrate-only) into the artifact every export job of that chip downloads; an
+// export job passes the file when it is there and calibrates itself when the calibrate job
+// failed (no file), and runs either way.
+func TestQNNCalibratesOncePerChip(t *testing.T) {
+	env := map[string]string{"MODEL_ID": "Qwen/Qwen3-0.6B", "REVISION": "main", "BACKEND": "qnn", "CONTEXT": "8192", "SOC": "SM8750", "WORK_DIR": "/runner/exe-expo-work"}
+	r := runStep(t, script(t, "export-qnn.yml", "calibrate", "Calibrate"), env, answer{}, nil)
+	require.Equal(t, 0, r.code, r.log)
+	require.Len(t, r.args, 1)
+	assert.Equal(t, "export --backend qnn Qwen/Qwen3-0.6B --revision main --soc SM8750 --calibrate-only --calibration-out calibration/calibration.pt --out out --work /runner/exe-expo-work", r.args[0])
+
+	exportScript := script(t, "export-qnn.yml", "export", "Export")
+	for _, tc := range []struct {
+		name string
+		file bool
+		want string
+	}{
+		{"with the calibrate job's file", true, " --calibration calibration/calibration.pt --out out"},
+		{"without it", false, " --out out"},
+	} {
+		r := runStep(t, exportScript, env, answer{result: resultJSON(t, "export", 0, "", result.Outputs{})}, func(dir string) {
+			if tc.file {
+				require.NoError(t, os.MkdirAll(filepath.Join(dir, "calibration"), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, "calibration", "calibration.pt"), []byte("encodings"), 0o644))
+			}
+		})
+		require.Equal(t, 0, r.code, "%s: %s", tc.name, r.log)
+		require.Len(t, r.args, 1)
+		assert.Contains(t, r.args[0], "--soc SM8750"+tc.want, tc.name)
+	}
+
+	read := func(name string) []byte {
+		data, err := os.ReadFile(filepath.Join(root, OutputDir, name))
+		require.NoError(t, err)
+		return data
+	}
+	jobs := decode(t, read("export-qnn.yml")).jobs()
+	calibrate, export := jobs["calibrate"], jobs["export"]
+	assert.Equal(t, "plan", calibrate["needs"])
+	assert.Equal(t, []any{"plan", "calibrate"}, export["needs"], "export jobs wait for the calibration")
+	assert.NotContains(t, export["if"], "needs.calibrate.result", "a failed calibrate job leaves the exports to calibrate themselves")
+	assert.Equal(t, "needs.calibrate.result == 'success'", step(t, export, "Download the calibration")["if"])
+	assert.Equal(t, "calibration-qnn-${{ matrix.soc }}", step(t, export, "Download the calibration")["with"].(map[string]any)["name"])
+	upload := step(t, calibrate, "Upload the calibration")["with"].(map[string]any)
+	assert.Equal(t, "calibration-qnn-${{ matrix.soc }}", upload["name"])
+	assert.Equal(t, "error", upload["if-no-files-found"])
+	assert.NotRegexp(t, `^qnn-`, upload["name"], "verify and publish download every qnn-* artifact into out/")
+	for _, name := range []string{"export-xnnpack.yml", "export-mediatek.yml"} {
+		_, ok := decode(t, read(name)).jobs()["calibrate"]
+		assert.False(t, ok, "%s has no calibrate job", name)
+	}
+}

@@ -75,6 +75,13 @@ type exportView struct {
 	// in its place. Only a backend the gate grades (its files run here, its solve makes the
 	// fp32 reference) can fall back.
 	Fallback bool
+	// Calibrate has the workflow hold the calibrate job (export.qnn.calibrate_once): one
+	// calibration per chip, at CalibrationWindow, which every export job downloads and
+	// builds from. It runs where the plan has one (size-window's calibrate output: a recipe
+	// with a SeqMSE search, on the runner plan picked for that window); a failed calibrate
+	// job leaves each export job to calibrate itself.
+	Calibrate         bool
+	CalibrationWindow int
 }
 
 // plan lists the files to render: one export workflow per exportable backend, in plan
@@ -154,6 +161,9 @@ func exportOf(cfg *config.Config, b *backend.Backend) exportView {
 	if b.Chips != nil {
 		ev.Chips = slices.Clone(b.Chips.List(cfg))
 		ev.ChipKey = b.Chips.Key
+	}
+	if c := b.Calibration; c != nil && b.Chips != nil && c.Once(cfg) && c.Window(cfg) > 0 {
+		ev.Calibrate, ev.CalibrationWindow = true, c.Window(cfg)
 	}
 	return ev
 }

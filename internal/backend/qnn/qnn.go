@@ -43,13 +43,19 @@ var Backend = &backend.Backend{
 		What:   func(int) string { return "the Qualcomm compile" },
 	},
 	Recipe: Build,
+	// The encodings do not depend on the window (docs/research/qnn-calibration.md): one
+	// calibration at calib_window serves every window of the model and chip.
+	Calibration: &backend.Calibration{
+		Window: func(cfg *config.Config) int { return cfg.Export.QNN.CalibWindow },
+		Once:   func(cfg *config.Config) bool { return cfg.Export.QNN.CalibrateOnce },
+		// The recipe's SeqMSE search and calib_window decide how its calibration grows with
+		// the window; with calibrate_once the workflow's calibrate job does it once.
+		Model: func(cfg *config.Config, src *model.Source) cost.Calibrated {
+			return Calibration(cfg, family.QNNDecoders[src.ID])
+		},
+	},
 	Check:  check.Spec{SizeError: SizeError, Backend: "qnn", Program: program, SingularEOS: true},
 	Stages: Stages,
-	// The recipe's SeqMSE search and calib_window decide how its calibration grows with the
-	// window; with calibrate_once the workflow's calibrate job does it for every window.
-	Calibration: func(cfg *config.Config, src *model.Source) cost.Calibrated {
-		return Calibration(cfg, family.QNNDecoders[src.ID])
-	},
 	Chips: &backend.Chips{Vendor: "Qualcomm", Key: "export.qnn.socs",
 		List: func(cfg *config.Config) []string { return cfg.Export.QNN.SoCs }},
 	// The calibration rows come from lm_eval's tasks through datasets, and the tokenizer

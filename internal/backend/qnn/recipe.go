@@ -54,10 +54,29 @@ func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 	}
 	calibration := map[string]any{"tasks": q.CalibTasks, "limit": q.CalibLimit, "window": req.Window}
 	calibratedAt := ""
-	if at := Calibration(cfg, decoder).At; at > 0 && req.Window > at { // the SeqMSE search grows with the window
+	var outputs []recipe.Output
+	at, qdq := Calibration(cfg, decoder).At, ""
+	switch {
+	case req.Calibration != "" && req.CalibrationOut != "":
+		return nil, fmt.Errorf("the Qualcomm recipe either calibrates only (writing %s) or builds from a calibration file (%s), not both", req.CalibrationOut, req.Calibration)
+	case req.CalibrationOut != "": // the one calibration of this model and chip: no program
+		argv = append(argv, "--save-calibration", req.CalibrationOut, "--calibrate-only")
+		calibration["file"] = filepath.Base(req.CalibrationOut)
+		label = "calibration-" + label
+	case req.Calibration != "": // the window's encodings come from the file; the record gives its digest
+		argv = append(argv, "--load-calibration", req.Calibration)
+		delete(calibration, "window")
+		calibration["file"] = filepath.Base(req.Calibration)
+		calibratedAt = fmt.Sprintf(" (encodings loaded from %s)", filepath.Base(req.Calibration))
+	case at > 0 && req.Window > at: // the SeqMSE search grows with the window
 		argv = append(argv, "--calib-window", strconv.Itoa(at))
 		calibration["window"] = at
 		calibratedAt = fmt.Sprintf(" at %d tokens", at)
+	}
+	if req.CalibrationOut == "" { // a calibrate-only run saves no program to measure
+		qdq = filepath.Join(req.Work, "artifact", QDQFile)
+		outputs = []recipe.Output{{From: filepath.Join(req.Work, "artifact", "*"+q.ModelMode+"_llama_qnn.pte"), To: path.Join(folder, name), Kind: "pte",
+			Expect: &check.Expect{MaxContextLen: int64(req.Window), QNNMode: q.ModelMode}}}
 	}
 	argv = append(argv, "--", "--decoder_model", decoder, "--soc_model", req.SoC, "--compile_only",
 		"--model_mode", q.ModelMode, "--max_seq_len", w, "--max_context_len", w,
@@ -79,21 +98,24 @@ func Build(cfg *config.Config, req recipe.Request) (*recipe.Recipe, error) {
 		argv = append(argv, "--params", filepath.Join(req.ExecuTorch, rel))
 		params = "executorch: " + rel
 	}
-	pattern := "*" + q.ModelMode + "_llama_qnn.pte"
 	methods := map[string]string{"hybrid": "kv_forward and prefill_forward", "kv": "kv_forward"}[q.ModelMode]
+	description := fmt.Sprintf("ExecuTorch %s Qualcomm LLM script (%s): %s mode with %s, %d-token prefill graph over a %d-token cache, calibrated on %s (limit %d)%s, compiled with QAIRT %s for %s (%s).",
+		cfg.Versions.ExecuTorch, decoder, q.ModelMode, methods, q.PrefillARLen, req.Window, strings.Join(q.CalibTasks, ", "), q.CalibLimit, calibratedAt, cfg.Versions.QAIRT, req.SoC, chip.Name)
+	if req.CalibrationOut != "" {
+		description = fmt.Sprintf("ExecuTorch %s Qualcomm LLM script (%s): calibration only, a %d-token graph calibrated on %s (limit %d) for %s (%s), its encodings saved to %s for every window of this model and chip; no program built.",
+			cfg.Versions.ExecuTorch, decoder, req.Window, strings.Join(q.CalibTasks, ", "), q.CalibLimit, req.SoC, chip.Name, filepath.Base(req.CalibrationOut))
+	}
 	return &recipe.Recipe{
 		Backend: req.Backend, Target: req.SoC, TargetName: chip.Name, Window: req.Window, Label: label, Folder: folder,
-		Files: map[string][]byte{}, Inputs: filepath.Join(req.Work, InputsFile), QDQ: filepath.Join(req.Work, "artifact", QDQFile),
-		Steps: []recipe.Step{{Name: "qnn_llama", Argv: argv, Dir: req.Work, Stages: req.Backend, Env: map[string]string{"PYTHONUNBUFFERED": "1"}}},
-		Outputs: []recipe.Output{{From: filepath.Join(req.Work, "artifact", pattern), To: path.Join(folder, name), Kind: "pte",
-			Expect: &check.Expect{MaxContextLen: int64(req.Window), QNNMode: q.ModelMode}}},
+		Files: map[string][]byte{}, Inputs: filepath.Join(req.Work, InputsFile), QDQ: qdq,
+		Steps:   []recipe.Step{{Name: "qnn_llama", Argv: argv, Dir: req.Work, Stages: req.Backend, Env: map[string]string{"PYTHONUNBUFFERED": "1"}}},
+		Outputs: outputs,
 		Fields: map[string]any{
 			"decoder_model": decoder, "params": params, "model_mode": q.ModelMode,
 			"prefill_ar_len": q.PrefillARLen, "max_context_len": req.Window,
 			"calibration": calibration,
 			"label":       fmt.Sprintf("QNN HTP, ExecuTorch %s recipe", decoder),
-			"description": fmt.Sprintf("ExecuTorch %s Qualcomm LLM script (%s): %s mode with %s, %d-token prefill graph over a %d-token cache, calibrated on %s (limit %d)%s, compiled with QAIRT %s for %s (%s).",
-				cfg.Versions.ExecuTorch, decoder, q.ModelMode, methods, q.PrefillARLen, req.Window, strings.Join(q.CalibTasks, ", "), q.CalibLimit, calibratedAt, cfg.Versions.QAIRT, req.SoC, chip.Name),
+			"description": description,
 		},
 	}, nil
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // Modes are the stand-in's behaviours, one python-<mode> link each.
-var Modes = []string{"ok", "fail", "sleep", "hog-300", "badmeta", "oldet", "noet", "norecord", "stray", "noqdq"}
+var Modes = []string{"ok", "fail", "sleep", "hog-300", "badmeta", "oldet", "noet", "norecord", "stray", "noqdq", "wrongsha"}
 
 // BuildStandin compiles the stand-in toolchain into dir and links python-<mode> to it.
 func BuildStandin(dir string) error {

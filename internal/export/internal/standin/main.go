@@ -5,18 +5,22 @@
 //
 // Its behaviour comes from the name it is invoked under (a symlink): python-ok,
 // python-fail, python-sleep, python-hog-<MiB>, python-badmeta, python-oldet, python-noet,
-// and for the QNN launcher python-norecord (writes no record of what it read) and
-// python-stray (records a checkpoint read from outside the download), and for Qualcomm's
-// llama.py python-noqdq (saves no QDQ program). It also answers gate_probe.py's fidelity
-// part, which the QNN export's simulated measure runs.
+// and for the QNN launcher python-norecord (writes no record of what it read),
+// python-stray (records a checkpoint read from outside the download) and python-wrongsha
+// (records another digest of the calibration file it loaded), and for Qualcomm's llama.py
+// python-noqdq (saves no QDQ program). It also answers gate_probe.py's fidelity part, which
+// the QNN export's simulated measure runs.
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -329,8 +333,28 @@ func qnnLaunch(mode string, args []string) error {
 		}
 	}
 	own, script := args[:cut], args[min(cut+1, len(args)):]
-	if err := qnn(mode, script); err != nil {
-		return err
+	rec := map[string]any{"repo": nil}
+	if out := flag(own, "--save-calibration"); out != "" { // the launcher's file, as bytes the export hashes
+		if err := os.WriteFile(out, []byte("encodings of "+flag(script, "--soc_model")), 0o644); err != nil {
+			return err
+		}
+	}
+	if in := flag(own, "--load-calibration"); in != "" {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		if mode == "wrongsha" {
+			sum = sha256.Sum256(append(b, '!'))
+		}
+		rec["calibration_file"] = map[string]any{"path": in, "sha256": hex.EncodeToString(sum[:]), "window": 2048,
+			"executorch": pinned.Version(), "kept_constants": []string{"_frozen_param21 4096x8 (the file's 2048x8)"}}
+	}
+	if !slices.Contains(own, "--calibrate-only") {
+		if err := qnn(mode, script); err != nil {
+			return err
+		}
 	}
 	if mode == "norecord" {
 		return nil
@@ -339,7 +363,6 @@ func qnnLaunch(mode string, args []string) error {
 		What string `json:"what"`
 		Path string `json:"path"`
 	}
-	rec := map[string]any{"repo": nil}
 	var reads []read
 	if repo := flag(own, "--repo"); repo != "" {
 		rec["repo"] = repo
