@@ -102,10 +102,8 @@ func TestSizeWindowPassesTheCLIsMasks(t *testing.T) {
 // the plan package itself, so the test checks the plumbing (the CLI's JSON, the picking and
 // the output encoding), not sizing figures that move with the sizing model.
 func TestSizeWindowRunsPlan(t *testing.T) {
-	t.Setenv("EXE_EXPO_OFFLINE", "1")
-	t.Setenv("GITHUB_ACTIONS", "")
 	cliSummary := filepath.Join(t.TempDir(), "cli-summary")
-	t.Setenv("GITHUB_STEP_SUMMARY", cliSummary) // the CLI writes its own plan summary there
+	offlinePlan(t, cliSummary) // the CLI writes its own plan summary there
 
 	cfg, err := config.Load("")
 	require.NoError(t, err)
@@ -156,9 +154,7 @@ func TestSizeWindowRunsPlan(t *testing.T) {
 // the step passes. (With one power law, before the split, 8k and 16k were over too:
 // internal/plan TestJobLimitSkipsQwen3OnQNN.)
 func TestSizeWindowSkipsPastTheJobLimit(t *testing.T) {
-	t.Setenv("EXE_EXPO_OFFLINE", "1")
-	t.Setenv("GITHUB_ACTIONS", "")
-	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "cli-summary"))
+	offlinePlan(t, filepath.Join(t.TempDir(), "cli-summary"))
 	cfg, err := config.Load("")
 	require.NoError(t, err)
 
@@ -194,9 +190,7 @@ func TestSizeWindowSkipsPastTheJobLimit(t *testing.T) {
 // calibrate_once the plan has a calibrate job at export.qnn.calib_window, and the step
 // says where, and on which runner.
 func TestSizeWindowCalibratesOnce(t *testing.T) {
-	t.Setenv("EXE_EXPO_OFFLINE", "1")
-	t.Setenv("GITHUB_ACTIONS", "")
-	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "cli-summary"))
+	offlinePlan(t, filepath.Join(t.TempDir(), "cli-summary"))
 	cfg, err := config.Load("")
 	require.NoError(t, err)
 	require.True(t, cfg.Export.QNN.CalibrateOnce)
@@ -220,9 +214,7 @@ func TestSizeWindowCalibratesOnce(t *testing.T) {
 // are plan's verdict and reason, the same for a model that is not eligible and for a
 // backend that does not take it (3), and a window the backend lacks is a mistake (2).
 func TestSizeWindowVerdicts(t *testing.T) {
-	t.Setenv("EXE_EXPO_OFFLINE", "1")
-	t.Setenv("GITHUB_ACTIONS", "")
-	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	offlinePlan(t, "")
 	for _, tc := range []struct {
 		name, model, backend, contexts string
 		code                           int
@@ -252,9 +244,7 @@ func TestSizeWindowVerdicts(t *testing.T) {
 // the gate refused are planned with the fp32 recipe, the one whose fp32 file fits the phone
 // as a window to build (Qwen3-0.6B at 2k), the one that does not as skipped with why.
 func TestSizeWindowPlansTheFallback(t *testing.T) {
-	t.Setenv("EXE_EXPO_OFFLINE", "1")
-	t.Setenv("GITHUB_ACTIONS", "")
-	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "cli-summary"))
+	offlinePlan(t, filepath.Join(t.TempDir(), "cli-summary"))
 	gate := result.New("gate")
 	gate.Outputs.Failed = []result.Failed{
 		{Window: 2048, File: "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte", QMode: "8da4w-gptq", Reason: "decision gate failed: 3 of 12 rows agree"},
@@ -289,9 +279,7 @@ func TestSizeWindowPlansTheFallback(t *testing.T) {
 // never runs them), then the longest MediaTek ones. Each backend's size-window, planning
 // alone, reports those windows as skipped with the rule, and keeps them out of its matrix.
 func TestSizeWindowLeavesOutForTheAppsList(t *testing.T) {
-	t.Setenv("EXE_EXPO_OFFLINE", "1")
-	t.Setenv("GITHUB_ACTIONS", "")
-	t.Setenv("GITHUB_STEP_SUMMARY", "")
+	offlinePlan(t, "")
 	dir := t.TempDir()
 	for _, name := range []string{config.PipelineFile, config.VersionsFile} {
 		b, err := exeexpo.ConfigFS.ReadFile("config/" + name)
@@ -338,4 +326,13 @@ func TestSizeWindowLeavesOutForTheAppsList(t *testing.T) {
 		}
 		assert.Positive(t, left, "%s loses a window", name)
 	}
+}
+
+// offlinePlan has the real CLI plan from the embedded snapshot, outside Actions, writing
+// its step summary to summary ("": none).
+func offlinePlan(t *testing.T, summary string) {
+	t.Helper()
+	t.Setenv("EXE_EXPO_OFFLINE", "1")
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
 }

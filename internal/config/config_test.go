@@ -84,6 +84,11 @@ func TestStrictErrors(t *testing.T) {
 		{"job limit in hours", "  job_limit_minutes: 350", "  job_limit_minutes: 5h", []string{"line 110: export.job_limit_minutes: want a whole number, not `5h`"}},
 		{"calibration window below the prefill", "    calib_window: 2048", "    calib_window: 64", []string{"export.qnn.calib_window", "64 is below prefill_ar_len 128"}},
 		{"calibrate once without a calibration window", "    calib_window: 2048", "    calib_window: 0", []string{"export.qnn.calibrate_once", "needs export.qnn.calib_window"}},
+		{"calibration share of the whole export", "    share: 0.4842", "    share: 1", []string{"calibration_times.qnn.share", "1 is not a share between 0 and 1"}},
+		{"no calibration share", "    share: 0.4842", "    share: 0", []string{"calibration_times.qnn.share", "0 is not a share between 0 and 1"}},
+		{"compile share of the whole rest", "    compile_share: 0.8198", "    compile_share: 1", []string{"calibration_times.qnn.compile_share", "1 is not a share between 0 and 1"}},
+		{"shrinking calibration", "    growth: 1.97", "    growth: -1.97", []string{"calibration_times.qnn", "a growth exponent cannot be negative"}},
+		{"calibration times without a source", "    source: \"seed README (SM8650 breakdown, SM8750 2k and 4k) and docs/research/qnn-calibration.md's probe\"", "    source: \"\"", []string{"calibration_times.qnn.source", "say where the figures come from"}},
 		{"runners out of order", "    runners: [x64-8, x64-16, x64-32]\n  mediatek:", "    runners: [x64-32, x64-8]\n  mediatek:", []string{"export.qnn.runners.1", "smallest first"}},
 	}
 	for _, tc := range tests {
@@ -272,4 +277,18 @@ func TestInt8KVGains(t *testing.T) {
 	} {
 		assert.Equal(t, tc.gains, Int8KVGains(classes, tc.fp32, tc.int8), "fp32 %d, int8 %d", tc.fp32, tc.int8)
 	}
+}
+
+// TestCalibrationTimesJustInside: the shares TestStrictErrors refuses at 0 and 1 are taken
+// just inside those bounds, and a compile share of 0 (a backend that compiles nothing).
+func TestCalibrationTimesJustInside(t *testing.T) {
+	y, v := readRepoConfig(t)
+	edited := strings.NewReplacer("    share: 0.4842", "    share: 0.999", "    compile_share: 0.8198", "    compile_share: 0").Replace(string(y))
+	c, err := Parse("config/pipeline.yaml", []byte(edited), "config/versions.env", v)
+	require.NoError(t, err)
+	assert.Equal(t, 0.999, c.CalibrationTimes["qnn"].Share)
+	assert.Zero(t, c.CalibrationTimes["qnn"].CompileShare)
+	edited = strings.Replace(string(y), "    share: 0.4842", "    share: 0.001", 1)
+	_, err = Parse("config/pipeline.yaml", []byte(edited), "config/versions.env", v)
+	require.NoError(t, err)
 }

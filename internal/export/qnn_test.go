@@ -115,14 +115,11 @@ func TestQNNExportRefusesAnUnprovenRevision(t *testing.T) {
 func TestQNNExportRecordsSimulatedQuality(t *testing.T) {
 	for _, tokens := range []int{2048, 4096} {
 		t.Run(fmt.Sprint(tokens), func(t *testing.T) {
-			o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", "ok", "0123456789abcdef0123456789abcdef01234567")
-			cfg := *o.Config
-			cfg.Gate.FidelityTokens = tokens
-			o.Config = &cfg
-			var log bytes.Buffer
-			o.Log = &log
-			res, err := export.Run(context.Background(), o)
-			require.NoError(t, err, "%s", log.String())
+			res, log := runQNN(t, func(o *export.Options) {
+				cfg := *o.Config
+				cfg.Gate.FidelityTokens = tokens
+				o.Config = &cfg
+			})
 			q := res.Report.Quality
 			require.NotNil(t, q)
 			assert.False(t, q.Measured, "the file itself runs only on the HTP")
@@ -136,7 +133,7 @@ func TestQNNExportRecordsSimulatedQuality(t *testing.T) {
 			assert.Equal(t, 1536, q.Simulated.Agreed)
 			assert.InDelta(t, 0.75, q.Simulated.NextTokenAgreement, 1e-12)
 			assert.InDelta(t, 0, q.Simulated.MeanKL, 1e-12)
-			assert.Contains(t, log.String(), "exe-expo: simulated on the CPU (QDQ program, not the HTP): next token 75.0% of 2,048, mean KL 0.000; not measured here")
+			assert.Contains(t, log, "exe-expo: simulated on the CPU (QDQ program, not the HTP): next token 75.0% of 2,048, mean KL 0.000; not measured here")
 
 			require.Len(t, res.Report.Stages, 2, "the tool's stages, then the simulated measure's")
 			assert.Equal(t, "qnn_llama", res.Report.Stages[0].Tool)
@@ -149,22 +146,37 @@ func TestQNNExportRecordsSimulatedQuality(t *testing.T) {
 	}
 }
 
-// TestQNNExportSimulatesUpToAWindow: above export.MaxSimulatedWindow the QDQ program (every
-// position in one call) is not run; the quality block says why, and the export passes.
+// TestQNNExportSimulatesUpToAWindow: up to export.MaxSimulatedWindow the QDQ program
+// (every position in one call) is run; just above it, it is not, the quality block says
+// why, and the export passes.
 func TestQNNExportSimulatesUpToAWindow(t *testing.T) {
-	o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", "ok", "0123456789abcdef0123456789abcdef01234567")
-	o.Window = 8192
-	var log bytes.Buffer
-	o.Log = &log
-	res, err := export.Run(context.Background(), o)
-	require.NoError(t, err, "%s", log.String())
+	require.Equal(t, 4096, export.MaxSimulatedWindow, "the windows below sit just inside and just outside it")
+	res, log := runQNN(t, func(o *export.Options) { o.Window = 4096 })
+	require.NotNil(t, res.Report.Quality)
+	assert.NotNil(t, res.Report.Quality.Simulated, "at the largest window simulated")
+	assert.Contains(t, log, "measuring the QDQ program")
+
+	res, log = runQNN(t, func(o *export.Options) { o.Window = 8192 })
 	q := res.Report.Quality
 	require.NotNil(t, q)
 	assert.Nil(t, q.Simulated)
 	assert.Equal(t, "not measured here: Qualcomm QNN (HTP) needs a phone", q.NotMeasured)
 	assert.Equal(t, "not simulated: the QDQ program computes all 8,192 positions in one call, whose attention is too large to run here (the simulated figure is measured up to 4,096 tokens)", q.SimulatedMissing)
-	assert.NotContains(t, log.String(), "measuring the QDQ program")
+	assert.NotContains(t, log, "measuring the QDQ program")
 	require.Len(t, res.Report.Stages, 1, "no simulated measure ran")
+}
+
+// runQNN exports Qwen3-0.6B to QNN with the stand-in tool, as edit sets the options; it
+// returns the result and the export's log.
+func runQNN(t *testing.T, edit func(*export.Options)) (*export.Result, string) {
+	t.Helper()
+	o, _, _ := qnnOptions(t, "Qwen/Qwen3-0.6B", "ok", "0123456789abcdef0123456789abcdef01234567")
+	edit(&o)
+	var log bytes.Buffer
+	o.Log = &log
+	res, err := export.Run(context.Background(), o)
+	require.NoError(t, err, "%s", log.String())
+	return res, log.String()
 }
 
 // TestQNNCalibrationFile: a calibrate-only export writes the launcher's calibration file and

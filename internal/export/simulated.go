@@ -110,10 +110,8 @@ func (o *Options) simulate(ctx context.Context, r *recipe.Recipe, rep *report.Re
 	return nil
 }
 
-// notMeasured is the quality block of a file the x86 gate cannot run, as verify writes it.
+// notMeasured is the quality block of a file the x86 gate cannot run (only such a
+// backend's recipe names a QDQ program), as verify writes it.
 func notMeasured(r *recipe.Recipe) gate.Quality {
-	if b := backend.ByName(r.Backend); b != nil && !b.Smoke {
-		return gate.NotMeasuredHere(b.Title)
-	}
-	return gate.Quality{}
+	return gate.NotMeasuredHere(backend.ByName(r.Backend).Title)
 }
