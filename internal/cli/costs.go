@@ -65,7 +65,12 @@ func runCosts(env Env, cfgDir string, outs []string) error {
 			fmt.Fprintf(&b, "  %-9s %.0f s whatever the model and window (%d point(s))\n", n, f.FlatSeconds, f.Points)
 			continue
 		}
-		fmt.Fprintf(&b, "  %-9s %.0f s per billion parameters at 2k, × (window / 2048)^%.2f (%d point(s))\n", n, f.SecondsPerGParam, f.Growth, f.Points)
+		like := ""
+		if f.Like != "" {
+			like = ", " + f.Like + "'s fit: none of its own measured"
+		}
+		fmt.Fprintf(&b, "  %-9s (%.0f s + %.0f s per billion parameters) at 2k, × (window / 2048)^%.2f (%d point(s)%s)\n",
+			n, f.FixedSeconds, f.SecondsPerGParam, f.Growth, f.Points, like)
 	}
 	b.WriteString("\nFor pipeline.yaml:\n\n" + cost.YAML(times))
 	fmt.Fprint(env.Stdout, b.String())

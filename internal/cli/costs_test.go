@@ -28,8 +28,10 @@ func TestCostsRefitsFromReports(t *testing.T) {
 	cfg, err := config.Default()
 	require.NoError(t, err)
 	assert.Contains(t, stdout, "Export-time fit from "+strconv.Itoa(len(cfg.ExportTimes)+1)+" measurement(s), 1 of them from export reports:")
-	assert.Contains(t, stdout, "  vulkan    1642 s per billion parameters at 2k, × (window / 2048)^0.00 (1 point(s))",
-		"a sized measurement takes over from the flat stand-in figure")
+	assert.Contains(t, stdout, "  vulkan    (0 s + 1642 s per billion parameters) at 2k, × (window / 2048)^0.00 (1 point(s))",
+		"a measured Vulkan export takes over from XNNPACK's borrowed fit")
+	assert.Contains(t, stdout, "  xnnpack   (502 s + 205 s per billion parameters) at 2k, × (window / 2048)^0.21 (5 point(s))")
+	assert.Contains(t, stdout, "  xnnpack/optimum-executorch (428 s + 175 s per billion parameters) at 2k", "the optimum route apart")
 
 	yamlPart := stdout[strings.Index(stdout, "export_times:"):]
 	var back struct {

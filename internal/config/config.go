@@ -204,7 +204,33 @@ type ExportTime struct {
 	Seconds float64 `yaml:"seconds" json:"seconds"`
 	Runner  string  `yaml:"runner,omitempty" json:"runner,omitempty"`
 	Flat    bool    `yaml:"flat,omitempty" json:"flat,omitempty"`
-	Source  string  `yaml:"source" json:"source"`
+	// Route, when set, is the tool that built the file where a backend has more than one
+	// (family.Route: "optimum-executorch"); plan prices a family on its route's fit when
+	// one is measured, else on the backend's.
+	Route string `yaml:"route,omitempty" json:"route,omitempty"`
+	// HostScale brings a time measured off the runner to the runner: runner seconds =
+	// Seconds × HostScale (0 means 1, a runner's own figure). Its evidence is in Source.
+	HostScale float64 `yaml:"host_scale,omitempty" json:"host_scale,omitempty"`
+	// Like names another backend whose fit this one takes while none of its own exports
+	// is timed (Vulkan runs export_llm as XNNPACK does, with another partitioner).
+	Like   string `yaml:"like,omitempty" json:"like,omitempty"`
+	Source string `yaml:"source" json:"source"`
+}
+
+// RunnerSeconds is the time on the runner: Seconds scaled by HostScale.
+func (t ExportTime) RunnerSeconds() float64 {
+	if t.HostScale > 0 {
+		return t.Seconds * t.HostScale
+	}
+	return t.Seconds
+}
+
+// FitKey is the fit the measurement belongs to: the backend, or backend/route.
+func (t ExportTime) FitKey() string {
+	if t.Route == "" {
+		return t.Backend
+	}
+	return t.Backend + "/" + t.Route
 }
 
 // CalibrationTime is how a backend's export time at 2k splits into the calibration loop and

@@ -161,13 +161,7 @@ func (c *Config) validateExport(v *validator) {
 	v.check(e.HostReserveBytes >= 0, "export.host_reserve_bytes", "cannot be negative")
 	v.check(e.JobLimitMinutes > 0 && e.JobLimitMinutes <= MaxJobMinutes, "export.job_limit_minutes",
 		"%d is outside 1..%d (GitHub cancels a job after %d minutes)", e.JobLimitMinutes, MaxJobMinutes, MaxJobMinutes)
-	for i, t := range c.ExportTimes {
-		p := fmt.Sprintf("export_times.%d", i)
-		v.check(t.Backend != "", p+".backend", "name the backend the time was measured for")
-		v.check(t.Seconds > 0, p+".seconds", "must be positive")
-		v.check(t.Flat || (t.Params > 0 && t.Window > 0), p, "give params and window, or mark the figure flat")
-		v.check(t.Source != "", p+".source", "say where the figure comes from")
-	}
+	c.validateExportTimes(v)
 	for _, b := range slices.Sorted(maps.Keys(c.CalibrationTimes)) {
 		ct, p := c.CalibrationTimes[b], "calibration_times."+b
 		v.check(ct.Share > 0 && ct.Share < 1, p+".share", "%g is not a share between 0 and 1", ct.Share)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/config"
+	"github.com/experimentalmachines/exe-expo/internal/family"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 )
 
@@ -21,8 +22,18 @@ func FromReport(path string, r *report.Report) (config.ExportTime, bool) {
 	}
 	return config.ExportTime{
 		Backend: r.Backend, Model: r.Source.ID, Params: r.Source.TotalParams, Window: r.Window.Context,
-		Seconds: float64(int64(r.Host.TotalSeconds + 0.5)), Runner: r.Host.RunnerLabel, Source: src,
+		Seconds: float64(int64(r.Host.TotalSeconds + 0.5)), Runner: r.Host.RunnerLabel, Route: routeOf(r), Source: src,
 	}, true
+}
+
+// routeOf is the optimum route where the report's stages ran it, "" for the backend's own.
+func routeOf(r *report.Report) string {
+	for _, st := range r.Stages {
+		if st.Tool == family.OptimumStep {
+			return family.RouteOptimum
+		}
+	}
+	return ""
 }
 
 // YAML writes times as pipeline.yaml's export_times list, one entry a line.
@@ -30,18 +41,33 @@ func YAML(times []config.ExportTime) string {
 	var b strings.Builder
 	b.WriteString("export_times:\n")
 	for _, t := range times {
-		fields := []string{"backend: " + t.Backend}
-		if t.Flat {
-			fields = append(fields, "flat: true")
-		} else {
-			fields = append(fields, "model: "+t.Model, fmt.Sprintf("params: %d", t.Params), fmt.Sprintf("window: %d", t.Window))
-		}
-		fields = append(fields, fmt.Sprintf("seconds: %g", t.Seconds))
-		if t.Runner != "" {
-			fields = append(fields, "runner: "+t.Runner)
-		}
-		fields = append(fields, fmt.Sprintf("source: %q", t.Source))
-		b.WriteString("  - {" + strings.Join(fields, ", ") + "}\n")
+		b.WriteString("  - {" + strings.Join(yamlFields(t), ", ") + "}\n")
 	}
 	return b.String()
+}
+
+// yamlFields are one entry's fields in pipeline.yaml's order.
+func yamlFields(t config.ExportTime) []string {
+	fields := []string{"backend: " + t.Backend}
+	if t.Route != "" {
+		fields = append(fields, "route: "+t.Route)
+	}
+	switch {
+	case t.Like != "":
+		fields = append(fields, "like: "+t.Like)
+	case t.Flat:
+		fields = append(fields, "flat: true")
+	default:
+		fields = append(fields, "model: "+t.Model, fmt.Sprintf("params: %d", t.Params), fmt.Sprintf("window: %d", t.Window))
+	}
+	if t.Like == "" {
+		fields = append(fields, fmt.Sprintf("seconds: %g", t.Seconds))
+	}
+	if t.HostScale > 0 {
+		fields = append(fields, fmt.Sprintf("host_scale: %g", t.HostScale))
+	}
+	if t.Runner != "" {
+		fields = append(fields, "runner: "+t.Runner)
+	}
+	return append(fields, fmt.Sprintf("source: %q", t.Source))
 }

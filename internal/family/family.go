@@ -39,6 +39,9 @@ const (
 	// RouteOptimum is optimum-executorch's exporter, the only one that builds Gemma 3 and
 	// SmolLM3 (docs/research/new-families.md, C and D): XNNPACK only, fp32 KV cache.
 	RouteOptimum = "optimum-executorch"
+	// OptimumStep is the recipe step (and report stage) that runs the optimum route, by
+	// which an export report says its file came that way (exe-expo costs).
+	OptimumStep = "optimum_export"
 	// OptimumVersion is the optimum-executorch release python/export.lock pins (the last
 	// one; its transformers pin is the lock's), named in the files' descriptions.
 	OptimumVersion = "1.1.0"

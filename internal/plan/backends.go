@@ -71,7 +71,7 @@ func fillBackend(cfg *config.Config, src *model.Source, m sizing.Model, b *backe
 	}
 	bp.Recipe, bp.Targets = d.Recipe, d.Targets
 	tiers := cfg.RunnersFor(d.Runners)
-	jobs := newJobTimer(cfg, src, b, m.Params)
+	jobs := newJobTimer(cfg, src, b, m)
 	for _, w := range b.Windows(cfg) {
 		row, err := Estimate(cfg, src, m, b, "", w)
 		if err != nil {
@@ -117,10 +117,11 @@ func (bp *BackendPlan) tally(cfg *config.Config) {
 // jobTimer prices one backend's export jobs from its fitted export times and holds each
 // against the job limit (export.job_limit_minutes), the generated workflows' timeout.
 type jobTimer struct {
-	fits    map[string]cost.Fit
-	backend string
-	params  int64
-	limit   int
+	// fit is the backend's time model for the family's route; fitted false without one.
+	fit    cost.Fit
+	fitted bool
+	params int64
+	limit  int
 	// split, when set, predicts from the fit with the calibration split out
 	// (calibration_times), as calib says the recipe calibrates; runners are the rows'.
 	split   *cost.Split
@@ -128,17 +129,26 @@ type jobTimer struct {
 	runners map[int]*config.Runner
 }
 
-// newJobTimer is b's job timer for a model of params parameters: split where pipeline.yaml
-// splits b's measured (not flat) time and b says how src is calibrated.
-func newJobTimer(cfg *config.Config, src *model.Source, b *backend.Backend, params int64) jobTimer {
-	j := jobTimer{fits: cost.FitAll(cfg.ExportTimes), backend: b.Name, params: params,
-		limit: cfg.Export.JobLimitMinutes, runners: map[int]*config.Runner{}}
-	f, fitted := j.fits[b.Name]
+// newJobTimer is b's job timer for model m of src: priced on its route's fitted time where
+// one is measured, split where pipeline.yaml splits b's measured (not flat) time and b
+// says how src is calibrated.
+func newJobTimer(cfg *config.Config, src *model.Source, b *backend.Backend, m sizing.Model) jobTimer {
+	j := jobTimer{params: m.Params, limit: cfg.Export.JobLimitMinutes, runners: map[int]*config.Runner{}}
+	j.fit, j.fitted = cost.For(cost.FitAll(cfg.ExportTimes), b.Name, routeOf(m, b))
 	ct, split := cfg.CalibrationTimes[b.Name]
-	if fitted && !f.Flat && split && b.Calibration != nil {
-		j.split, j.calib = &cost.Split{Fit: f, Time: ct}, b.Calibration.Model(cfg, src)
+	if j.fitted && !j.fit.Flat && split && b.Calibration != nil {
+		j.split, j.calib = &cost.Split{Fit: j.fit, Time: ct}, b.Calibration.Model(cfg, src)
 	}
 	return j
+}
+
+// routeOf is the tool that builds m's files on an LLM backend (family.Route), whose
+// export time may be fitted apart; "" elsewhere.
+func routeOf(m sizing.Model, b *backend.Backend) string {
+	if !b.LLM || m.Family == nil {
+		return ""
+	}
+	return m.Family.Route.Tool
 }
 
 // time sets the row's export job on runner r (its minutes and price) and skips the window
@@ -149,8 +159,8 @@ func (j jobTimer) time(row *Row, r *config.Runner) {
 	var job cost.Job
 	if j.split != nil {
 		job = cost.EstimateSeconds(j.split.Seconds(j.params, row.Window, j.calib), r)
-	} else if est, ok := cost.Estimate(j.fits, j.backend, j.params, row.Window, r); ok {
-		job = est
+	} else if j.fitted {
+		job = cost.EstimateSeconds(j.fit.Seconds(j.params, row.Window), r)
 	} else {
 		return
 	}

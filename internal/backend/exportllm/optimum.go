@@ -64,7 +64,7 @@ func (t Recipe) buildOptimum(cfg *config.Config, req recipe.Request) (*recipe.Re
 		Backend: req.Backend, Target: "any arm64", Window: req.Window, Label: family.WindowLabel(req.Window), Folder: folder,
 		Files: map[string][]byte{"optimum_export.json": append(planJSON, '\n')},
 		Steps: []recipe.Step{{
-			Name: "optimum_export", Dir: req.Work, Stages: req.Backend,
+			Name: family.OptimumStep, Dir: req.Work, Stages: req.Backend,
 			Argv: []string{req.Python, filepath.Join(req.Work, "drivers", drivers.OptimumExportScript), filepath.Join(req.Work, "optimum_export.json")},
 			Env:  map[string]string{"PYTHONUNBUFFERED": "1"},
 		}},
