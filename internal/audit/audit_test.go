@@ -176,3 +176,42 @@ func TestInputErrorSentence(t *testing.T) {
 	assert.Equal(t, "--backend qnn: the gate runs files on ExecuTorch's x86 runner, which runs only xnnpack files",
 		in.Sentence(func(f Field) string { return "--" + strings.ToLower(string(f)) }))
 }
+
+// TestRunGradesInt8CacheByName: audit reads a published file's cache from its name, so a
+// -kv8- file whose deep positions drift past gate.max_deep_mean_kl (0.05) fails while an
+// fp32-cache file with the same figures passes. At p = 0.75 the rows pass and the mean KL
+// at every position is 0.9 ln(0.9/0.75) + 0.1 ln(0.1/0.25) = 0.073.
+func TestRunGradesInt8CacheByName(t *testing.T) {
+	py := standinPython(t)
+	srv := hubtest.New(t)
+	srv.MustAddModel(t, repo, map[string][]byte{
+		"xnnpack/SmolLM2-360M-Instruct-8da4w-4k.pte":     []byte("fp32 cache"),
+		"xnnpack/SmolLM2-360M-Instruct-8da4w-kv8-8k.pte": []byte("int8 cache"),
+		"tokenizer.json": []byte("{}"),
+	})
+	c := hub.New(hub.Options{Endpoint: srv.URL, NoEnvToken: true})
+	for _, tc := range []struct {
+		name   string
+		window int
+		passed bool
+	}{
+		{"fp32 cache, deep positions not graded", 4096, true},
+		{"int8 cache, deep positions drift", 8192, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PROBE_LOG", filepath.Join(t.TempDir(), "probe.log"))
+			t.Setenv("PROBE_P", "0.75")
+			res, err := Run(context.Background(), Options{Source: sourceID, Backend: "xnnpack", Window: tc.window,
+				Work: filepath.Join(t.TempDir(), "work"), Python: py, Hub: c, Fetcher: &fakeSource{}})
+			require.NoError(t, err)
+			require.NotNil(t, res.Gate.Fidelity)
+			require.NotNil(t, res.Gate.Fidelity.Deep)
+			assert.InDelta(t, 0.073, res.Gate.Fidelity.Deep.MeanKL, 1e-3)
+			assert.Equal(t, tc.passed, res.Gate.Passed, "problems: %v", res.Gate.Problems)
+			if !tc.passed {
+				require.Len(t, res.Gate.Problems, 1)
+				assert.Contains(t, res.Gate.Problems[0], "the int8 KV cache drifts")
+			}
+		})
+	}
+}

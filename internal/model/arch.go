@@ -107,7 +107,11 @@ func (c *Config) sizes(f Features) (Arch, error) {
 	if types, ok := c.Strings("layer_types"); ok {
 		a.LayerTypes = types
 	}
-	if a.count(LayerSliding) > 0 {
+	if n := a.count(LayerSliding); n > 0 {
+		if !c.Has("sliding_window") {
+			return a, fmt.Errorf("config.json lists %d sliding_attention layers in layer_types and no positive integer \"sliding_window\", the span they attend over: "+
+				"transformers gives them its model class's default span (Gemma 3: 4,096) or fails on a null, so their ring caches cannot be sized", n)
+		}
 		a.SlidingWindowLen, _ = c.Int("sliding_window")
 	}
 	if a.count(LayerLinear) > 0 {
@@ -140,8 +144,9 @@ func (a Arch) AttentionLayers() int64 {
 }
 
 // SlidingLayers counts the attending layers whose cache is capped at the sliding window
-// (Gemma 3: 22 of 26); 0 when the config gives no window for them, since they then attend
-// over the whole window as any other.
+// (Gemma 3: 22 of 26). A config that lists sliding layers and no sliding_window has no Arch
+// (sizes refuses it); an Arch built in code without a window counts none, so sizing gives
+// those layers a cache over the whole window rather than none.
 func (a Arch) SlidingLayers() int64 {
 	if a.SlidingWindowLen == 0 {
 		return 0

@@ -76,6 +76,18 @@ func TestHybridLayers(t *testing.T) {
 				[4]int64{a.AttentionLayers(), a.SlidingLayers(), a.DeltaNetLayers(), a.SlidingWindowLen})
 		})
 	}
+	// Sliding layers with no sliding_window: transformers fills in its class's default span
+	// (Gemma 3: 4,096) or fails on a null, so the ring caches cannot be sized; refused by key.
+	for name, window := range map[string]string{"absent": "", "null": `"sliding_window":null,`} {
+		t.Run("sliding layers, sliding_window "+name, func(t *testing.T) {
+			c, err := model.ParseConfig("c", []byte(`{"architectures":["Gemma3ForCausalLM"],"model_type":"gemma3_text","num_hidden_layers":2,"num_attention_heads":2,"hidden_size":8,"vocab_size":16,"intermediate_size":8,`+
+				window+`"layer_types":["sliding_attention","full_attention"]}`))
+			require.NoError(t, err, "a missing number refuses sizing, not the model")
+			_, err = c.Arch()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `lists 1 sliding_attention layers in layer_types and no positive integer "sliding_window"`)
+		})
+	}
 	_, err := model.ParseConfig("c", []byte(`{"linear_num_value_heads":0}`))
 	assert.ErrorContains(t, err, "linear_num_value_heads 0 is outside 1..1024")
 	_, err = model.ParseConfig("c", []byte(`{"no_rope_layers":[1,2]}`))

@@ -2,7 +2,10 @@ package publish
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -78,4 +81,54 @@ func TestPublishWarnsOfAWindowThePhoneCannotHold(t *testing.T) {
 	require.Contains(t, res.Warnings[0], "xnnpack/SmolLM2-360M-Instruct-8da4w-32k.pte: the app offers it on 4 GB phones, which cannot hold its 32768-token KV cache")
 	card := string(readRepo(t, srv, testRepo).files["README.md"])
 	require.Contains(t, card, "The openweights app sizes a .pte without its KV cache")
+}
+
+// TestPublishRefusesARepoWithNoTokenizer: the app lists no .pte of a repo that holds no
+// tokenizer.json or tokenizer.model, so a window whose commit would leave the repo without
+// one is refused, naming the repo and the files it lacks, and nothing is committed; a repo
+// that already holds one the app pairs takes the same window.
+func TestPublishRefusesARepoWithNoTokenizer(t *testing.T) {
+	const file = "xnnpack/SmolLM2-360M-Instruct-8da4w-2k.pte"
+	for _, tc := range []struct {
+		name string
+		repo map[string][]byte // the repo before the publish, nil for none
+		// tokenizer is the root file the report names as its tokenizer ("" for none).
+		tokenizer string
+		refused   bool
+	}{
+		{name: "the report names no tokenizer, a new repo", refused: true},
+		{name: "the report names no tokenizer, a repo with a README only", repo: map[string][]byte{"README.md": []byte("# x\n")}, refused: true},
+		{name: "the report's tokenizer is one the app never pairs", tokenizer: "tokenizer_config.json", refused: true},
+		{name: "the repo already holds tokenizer.model at the root", repo: map[string][]byte{"tokenizer.model": []byte("spm")}},
+		{name: "the report's tokenizer.json", tokenizer: "tokenizer.json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, c := newHub(t)
+			if tc.repo != nil {
+				srv.MustAddModel(t, testRepo, tc.repo)
+			}
+			dir := t.TempDir()
+			rp := writeWindow(t, dir, win{backend: "xnnpack", window: 2048, seed: 1})
+			r, err := report.Read(rp)
+			require.NoError(t, err)
+			r.Tokenizer = tc.tokenizer
+			if tc.tokenizer != "" && tc.tokenizer != "tokenizer.json" {
+				data := []byte(`{"model_max_length": 8192}`)
+				writeFile(t, filepath.Join(dir, tc.tokenizer), data)
+				sum := sha256.Sum256(data)
+				r.RootFiles = append(r.RootFiles, report.File{Path: tc.tokenizer, Bytes: int64(len(data)), SHA256: hex.EncodeToString(sum[:])})
+			}
+			require.NoError(t, report.Write(rp, r))
+
+			_, err = publishDir(context.Background(), c, dir, rp)
+			if !tc.refused {
+				require.NoError(t, err)
+				require.Contains(t, srv.Files(testRepo, "main"), file)
+				return
+			}
+			require.ErrorContains(t, err, "to "+testRepo+": ")
+			require.ErrorContains(t, err, "[tokenizer] the repo holds no tokenizer.json or tokenizer.model, so the app lists none of its .pte files")
+			require.NotContains(t, srv.Files(testRepo, "main"), file, "the window is not committed")
+		})
+	}
 }

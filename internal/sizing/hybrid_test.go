@@ -29,6 +29,13 @@ func TestHybridCaches(t *testing.T) {
 	assert.Equal(t, []string{KVFP32}, gemma.KVCaches())
 	assert.Zero(t, gemma.RopeBytes(), "optimum's model computes its rotation")
 	assert.Zero(t, gemma.StateBytes())
+
+	// An Arch made in code with sliding layers and no window (model refuses such a config)
+	// gives them a cache over the whole window, never a ring of no entries.
+	noWindow := gemma
+	noWindow.Arch.SlidingWindowLen = 0
+	assert.Equal(t, int64(6*2048), noWindow.KVBytesPerToken())
+	assert.Equal(t, int64(6*2048*4096), noWindow.KVCacheBytes(4096))
 }
 
 func repeat(s []string, n int) []string {

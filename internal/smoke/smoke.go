@@ -7,13 +7,20 @@ package smoke
 import (
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 const (
 	// MaxNewTokens is the reply length: greedy, 32 tokens.
 	MaxNewTokens = 32
-	// DegenerateRun is how many pieces, all the same, make a reply degenerate.
+	// DegenerateRun is how many pieces a reply needs before the share of its commonest
+	// piece can make it degenerate: a short answer ("Paris", ".") is rightly one piece.
 	DegenerateRun = 8
+	// DegenerateShare is the share of a reply's pieces, in percent, that one piece may not
+	// reach once the reply has DegenerateRun pieces: a file whose weights lost their meaning
+	// repeats one piece from the start, or nearly (27 "\x18" and 5 "\r" of 32), while a
+	// sound reply of 8 or more pieces is words, no one piece at 80% of them.
+	DegenerateShare = 80
 	// AnswerRequiredFromParams is the size from which the reply must name the answer:
 	// smaller models may ramble and still be exported right.
 	AnswerRequiredFromParams = 500_000_000
@@ -72,9 +79,10 @@ func Judge(out Output, totalParams int64) Result {
 	switch {
 	case len(out.Tokens) == 0:
 		r.Problems = append(r.Problems, "the file generated no token")
-	case degenerate(out.Tokens):
-		r.Problems = append(r.Problems, fmt.Sprintf("the reply is degenerate: all %d pieces are %q",
-			len(out.Tokens), out.Tokens[0]))
+	default:
+		if why := degenerate(out.Tokens); why != "" {
+			r.Problems = append(r.Problems, "the reply is degenerate: "+why)
+		}
 	}
 	if r.AnswerRequired && !r.Answered && len(out.Tokens) > 0 {
 		r.Problems = append(r.Problems, fmt.Sprintf("a model of %d parameters must answer %q with %q; it replied %q",
@@ -84,18 +92,39 @@ func Judge(out Output, totalParams int64) Result {
 	return r
 }
 
-// degenerate is the reference's rule: DegenerateRun or more pieces, all the same one (a
-// file whose weights lost their meaning repeats one piece from the start).
-func degenerate(tokens []string) bool {
-	if len(tokens) < DegenerateRun {
-		return false
-	}
-	for _, t := range tokens[1:] {
-		if t != tokens[0] {
-			return false
+// degenerate says why a reply is degenerate, "" when it is not. The reference's rule (8
+// or more pieces, all the same one) missed replies of control bytes and of one piece but
+// for a few, so three rules hold: a control character other than tab, newline and carriage
+// return (no chat reply holds one: they are bytes of a broken vocabulary); nothing but
+// whitespace; and, from DegenerateRun pieces on, one piece at DegenerateShare% or more.
+func degenerate(tokens []string) string {
+	reply := strings.Join(tokens, "")
+	for _, r := range reply {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
+			return fmt.Sprintf("it holds the control character %U", r)
 		}
 	}
-	return true
+	if strings.TrimSpace(reply) == "" {
+		return fmt.Sprintf("it is whitespace only (%q)", reply)
+	}
+	if len(tokens) < DegenerateRun {
+		return ""
+	}
+	counts := map[string]int{}
+	top := ""
+	for _, t := range tokens {
+		counts[t]++
+		if counts[t] > counts[top] || counts[t] == counts[top] && t < top {
+			top = t
+		}
+	}
+	switch n := counts[top]; {
+	case n == len(tokens):
+		return fmt.Sprintf("all %d pieces are %q", n, top)
+	case 100*n >= DegenerateShare*len(tokens):
+		return fmt.Sprintf("%d of its %d pieces are %q (%d%% or more of one piece is degenerate)", n, len(tokens), top, DegenerateShare)
+	}
+	return ""
 }
 
 // Verdict is the one-line summary a step summary prints.

@@ -1,6 +1,7 @@
 package smoke_test
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -14,8 +15,9 @@ func pieces(s ...string) []string { return s }
 
 func repeat(p string, n int) []string { return strings.Split(strings.Repeat(p+"\x00", n-1)+p, "\x00") }
 
-// TestJudge applies the rules of the reference's smoke test: a token at least, not one
-// piece repeated throughout, "paris" from 500M parameters, runner errors recorded.
+// TestJudge applies the smoke rules: a token at least; not degenerate (no control
+// character but tab and line ends, not whitespace only, and from 8 pieces on no one piece
+// at 80% or more); "paris" from 500M parameters; runner errors recorded.
 func TestJudge(t *testing.T) {
 	rate := 12.5
 	stats := &smoke.Stats{PrefillTokPerSec: &rate, DecodeTokPerSec: &rate, PromptTokens: 20, GeneratedTokens: 3}
@@ -36,7 +38,32 @@ func TestJudge(t *testing.T) {
 		{"one piece 8 times", smoke.Output{Tokens: repeat("!", 8), Reply: strings.Repeat("!", 8)}, 100, false,
 			[]string{`the reply is degenerate: all 8 pieces are "!"`}},
 		{"one piece 7 times is short, not degenerate", smoke.Output{Tokens: repeat("!", 7), Reply: strings.Repeat("!", 7)}, 100, false, nil},
-		{"a repeated answer of two pieces is not all one piece", smoke.Output{Tokens: append(repeat(" Paris", 31), "."), Reply: "..."}, 100, false, nil},
+		// One piece at 80% of 8 or more is degenerate too (DegenerateShare): the reference's
+		// rule, all the same, let these through.
+		{"one piece 31 times of 32", smoke.Output{Tokens: append(repeat(" Paris", 31), "."), Reply: "..."}, 100, false,
+			[]string{`the reply is degenerate: 31 of its 32 pieces are " Paris" (80% or more of one piece is degenerate)`}},
+		{"one piece at 80% exactly", smoke.Output{Tokens: append(repeat("!", 8), "?", "?"), Reply: "!!!!!!!!??"}, 100, false,
+			[]string{`the reply is degenerate: 8 of its 10 pieces are "!" (80% or more of one piece is degenerate)`}},
+		{"one piece just under 80%", smoke.Output{Tokens: append(repeat("!", 7), "?", "?"), Reply: "!!!!!!!??"}, 100, false, nil},
+		// Control characters other than tab, newline and carriage return, and replies of
+		// whitespace only, are degenerate at any length.
+		{"27 \\x18 and 5 \\r under 500M", smoke.Output{Tokens: append(repeat("\x18", 27), repeat("\r", 5)...), Reply: strings.Repeat("\x18", 27) + strings.Repeat("\r", 5)}, 134_515_008, false,
+			[]string{"the reply is degenerate: it holds the control character U+0018"}},
+		{"a NUL inside an answer", smoke.Output{Tokens: pieces("Paris", "\x00", "."), Reply: "Paris\x00."}, 751_632_384, true,
+			[]string{"the reply is degenerate: it holds the control character U+0000"}},
+		{"a C1 control", smoke.Output{Tokens: pieces("Paris", "\u0085"), Reply: "Paris\u0085"}, 100, false,
+			[]string{"the reply is degenerate: it holds the control character U+0085"}},
+		{"newlines only", smoke.Output{Tokens: repeat("\n", 32), Reply: strings.Repeat("\n", 32)}, 100, false,
+			[]string{"the reply is degenerate: it is whitespace only (" + strconv.Quote(strings.Repeat("\n", 32)) + ")"}},
+		{"whitespace and line ends only, short", smoke.Output{Tokens: pieces(" ", "\r", "\n", "\t"), Reply: " \r\n\t"}, 100, false,
+			[]string{"the reply is degenerate: it is whitespace only (\" \\r\\n\\t\")"}},
+		{"one space", smoke.Output{Tokens: pieces(" "), Reply: " "}, 100, false,
+			[]string{"the reply is degenerate: it is whitespace only (\" \")"}},
+		// Sound replies still pass: words, with a newline or two, or a Windows line end.
+		{"Paris is the answer.", smoke.Output{Tokens: pieces("Paris", " is", " the", " answer", "."), Reply: "Paris is the answer."}, 751_632_384, true, nil},
+		{"two paragraphs", smoke.Output{Tokens: pieces("The", " capital", " of", " France", " is", " Paris", ".", "\n", "\n", "It", " is", " also", " its", " largest", " city", "."),
+			Reply: "The capital of France is Paris.\n\nIt is also its largest city."}, 751_632_384, true, nil},
+		{"a CRLF line end and a tab", smoke.Output{Tokens: pieces("Paris", ".", "\r\n", "\t", "Yes", "."), Reply: "Paris.\r\n\tYes."}, 751_632_384, true, nil},
 		{"runner error", smoke.Output{RunnerError: "RuntimeError: method forward failed"}, 100, false,
 			[]string{"runner error: RuntimeError: method forward failed", "the file generated no token"}},
 	} {
