@@ -338,14 +338,14 @@ func memory(b *strings.Builder, rs []placed) {
 }
 
 // cacheKind is how a file keeps its KV cache as its recipe recorded it; a report from
-// before the recipe recorded it had the only cache export_llm files then had, fp32, and the
-// NPU backends keep their own 16-bit ones.
+// before the recipe recorded it had the cache its backend's card names (the NPU backends
+// keep their own 16-bit ones), else the only cache export_llm files then had, fp32.
 func cacheKind(r *report.Report) string {
 	if kv := recordedCache(r); kv != "" {
 		return kv
 	}
-	if r.Backend == "qnn" || r.Backend == "mediatek" {
-		return "16-bit"
+	if b := backend.ByName(r.Backend); b != nil && b.Card.KVCache != "" {
+		return b.Card.KVCache
 	}
 	return "fp32"
 }
