@@ -76,7 +76,16 @@ func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
 	step := r.Steps[0]
 	require.Equal(t, filepath.Join("model_export_scripts", "lfm2.py"), step.Argv[1])
 
-	// The tree export lays out: the recipe's files, the overlaid copy, the weights folder.
+	layOut(t, r, work)
+	log, res := runMTKStage(t, step)
+	stoppedAtPartitioner(t, log, res)
+	ranBeforeTheSDK(t, log, r, mt)
+	embeddingWritten(t, r)
+}
+
+// layOut writes the tree export lays out for r in work: the recipe's files, the overlaid
+// copy of MediaTek's scripts, the weights folder.
+func layOut(t *testing.T, r *recipe.Recipe, work string) {
 	for name, data := range r.Files {
 		p := filepath.Join(work, name)
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -87,7 +96,11 @@ func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
 		assert.FileExists(t, filepath.Join(r.Prepare.Copy, f), "the overlay wrote %s", f)
 	}
 	linkFolder(t, r.Prepare.Source, r.Prepare.Weights, "config.json")
+}
 
+// runMTKStage runs the recipe's step through vendor/mtk_stage.py with the toolchain python
+// and returns its log and the result it reports of where the script stopped.
+func runMTKStage(t *testing.T, step recipe.Step) (string, mtkResult) {
 	env := []string{"HOME=" + t.TempDir(), "HF_HUB_OFFLINE=1", "HF_DATASETS_OFFLINE=1", "TRANSFORMERS_OFFLINE=1"}
 	for k, v := range step.Env {
 		if k != "LD_LIBRARY_PATH" { // the NeuroPilot venv's mtk_neuron/lib: not here
@@ -103,7 +116,12 @@ func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
 	require.GreaterOrEqual(t, i, 0, "no result:\n%s", lastLines(log, 60))
 	var res mtkResult
 	require.NoError(t, json.Unmarshal([]byte(strings.TrimSpace(log[i+len("MTK_STAGE_RESULT "):])), &res))
+	return log, res
+}
 
+// stoppedAtPartitioner checks the tokenizer served and the stop: the first SDK use, from the
+// partitioner, under lfm2.py's export of chunk 0.
+func stoppedAtPartitioner(t *testing.T, log string, res mtkResult) {
 	// The tokenizer: what was served, and why.
 	t.Logf("transformers %s; vendored fast tokenizer: %s; served: %s", res.Transformers, res.Tokenizer.Vendored, res.Tokenizer.Served)
 	assert.NotEmpty(t, res.Tokenizer.Served)
@@ -119,9 +137,12 @@ func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
 	assert.True(t, res.frame(filepath.Join("backends", "mediatek", "partitioner.py"), "is_node_supported"), "the stop is in NeuropilotPartitioner: %v", res.Stopped.Frames)
 	assert.True(t, res.frame(filepath.Join("exir", "backend", "backend_api.py"), "_"), "under to_backend: %v", res.Stopped.Frames)
 	assert.True(t, res.frame("lfm2.py", "export_chunk"), "in lfm2.py's export_chunk: %v", res.Stopped.Frames)
+}
 
-	// Everything before it ran: calibration on every prompt, then each shape of chunk 0
-	// exported to edge, then the delegation that needs the SDK; no program written.
+// ranBeforeTheSDK checks everything before the stop ran: calibration on every prompt, then
+// each shape of chunk 0 exported to edge, then the delegation that needs the SDK; no
+// program written.
+func ranBeforeTheSDK(t *testing.T, log string, r *recipe.Recipe, mt config.MTKRecipe) {
 	cal := regexp.MustCompile(`Calibrating Model: (\d+) prompts streamed through (\d+) chunks`).FindStringSubmatch(log)
 	require.Len(t, cal, 3, "calibration started")
 	assert.Equal(t, fmt.Sprint(r.Fields["num_chunks"]), cal[2], "the recipe's chunks")
@@ -134,8 +155,11 @@ func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
 	}
 	inOrder(t, log, append(markers, "Delegating Edge Program to Neuropilot Backend", "SDKCalled")...)
 	assert.NotContains(t, log, "ET Model chunk", "no chunk was written")
+}
 
-	// The embedding table the recipe publishes, written by dump_embedding_lut_for_cmdline.
+// embeddingWritten checks the embedding table the recipe publishes was written by
+// dump_embedding_lut_for_cmdline, at its planned size.
+func embeddingWritten(t *testing.T, r *recipe.Recipe) {
 	var emb *recipe.Output
 	for i := range r.Outputs {
 		if r.Outputs[i].Kind == "embedding" {

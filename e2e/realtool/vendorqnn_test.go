@@ -144,6 +144,21 @@ func TestQNNBeforeLowering(t *testing.T) {
 	assert.Equal(t, "qnn_llama", exit.Tool)
 	assert.Equal(t, 1, exit.Status)
 
+	ranThroughLauncher(t, log, window, sdkRoot)
+	stoppedAtTheSDK(t, log, work)
+	measuredQDQ(t, log, base, work, window, src)
+	pte, _ := filepath.Glob(filepath.Join(work, "artifact", "*.pte"))
+	assert.Empty(t, pte, "no program was compiled without the SDK")
+	_, err = os.Stat(filepath.Join(work, "qnn-inputs.json"))
+	assert.True(t, os.IsNotExist(err), "the launcher records its inputs only after a success")
+	empty, err := os.ReadDir(sdkRoot)
+	require.NoError(t, err)
+	assert.Empty(t, empty, "nothing was put into the SDK root")
+}
+
+// ranThroughLauncher checks the recipe's command line ran, through the launcher, in the
+// test's environment: the plan's window, the empty SDK root, no torchtune, the pinned QAIRT.
+func ranThroughLauncher(t *testing.T, log, window, sdkRoot string) {
 	// The recipe's command line ran, through the launcher, in the test's environment.
 	assert.Contains(t, log, "exe-expo: "+llamaID+" to qnn at "+window+" tokens", "the plan's fixed QNN window")
 	assert.Contains(t, log, "qnn_stage: QNN_SDK_ROOT="+sdkRoot)
@@ -154,7 +169,12 @@ func TestQNNBeforeLowering(t *testing.T) {
 	// from 1.5 the quantization passes ask the SDK its version: the stand-in answers as the
 	// pinned QAIRT does, so the gates decide as on a runner
 	assert.Contains(t, log, "qnn_stage: the SDK's build id asked of "+filepath.Join(sdkRoot, "lib", "x86_64-linux-clang", "libQnnHtp.so")+": answered v"+qairt(t))
+}
 
+// stoppedAtTheSDK checks the script got as far as the SDK and no further: it built,
+// calibrated and converted the decoders and saved the QDQ program, then failed opening the
+// HTP backend library inside the lowering.
+func stoppedAtTheSDK(t *testing.T, log, work string) {
 	// Before the stop: the three decoders built from the checkpoint, annotated, calibrated
 	// on the served rows and converted (the quantize stage, as internal/run's QNN stage rules
 	// read it), the QDQ program saved by the compile; then, inside the compile, the lowering
@@ -178,7 +198,12 @@ func TestQNNBeforeLowering(t *testing.T) {
 	assert.Regexp(t, `llm_wrappers\.py", line \d+, in compile\n.*to_edge_transform_and_lower_to_qnn\(`, trace, "raised under the compile's lowering call")
 	assert.Regexp(t, `qnn_manager_lifecycle\.py", line \d+, in get_or_create_qnn_manager`, trace, "raised by the QNN manager's backend initialization")
 	assert.NotContains(t, log, "huggingface.co", "no Hub access was attempted")
+}
 
+// measuredQDQ checks the calibration rows were cut at the window and the saved QDQ program
+// is quantized, where the recipe's simulated measure reads it, and measures it as export
+// does (checkSimulated).
+func measuredQDQ(t *testing.T, log, base, work, window, src string) {
 	rows := regexp.MustCompile(`calibration rows served locally .*: (\d+) row\(s\), (\d+) tokens, max_context_length (\d+)`).FindStringSubmatch(log)
 	require.Len(t, rows, 4)
 	assert.Equal(t, window, rows[3], "the calibration rows are cut at the window")
@@ -195,13 +220,6 @@ func TestQNNBeforeLowering(t *testing.T) {
 	assert.Greater(t, ops.Dequantize, 0, "the saved decode program is quantized")
 	assert.Equal(t, filepath.Join(work, "artifact", qnn.QDQFile), qdq[0], "the program the recipe's simulated measure reads")
 	checkSimulated(t, qdq[0], src)
-	pte, _ := filepath.Glob(filepath.Join(work, "artifact", "*.pte"))
-	assert.Empty(t, pte, "no program was compiled without the SDK")
-	_, err = os.Stat(filepath.Join(work, "qnn-inputs.json"))
-	assert.True(t, os.IsNotExist(err), "the launcher records its inputs only after a success")
-	empty, err := os.ReadDir(sdkRoot)
-	require.NoError(t, err)
-	assert.Empty(t, empty, "nothing was put into the SDK root")
 }
 
 // TestQNNLauncherWithoutTorchtune checks the launcher's answer to the lock having no
