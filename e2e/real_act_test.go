@@ -56,6 +56,41 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	needTool(t, "jq")
 	node := needNode(t)
 	root := repoRoot(t)
+	srv, id := seedTinyQwen(t, py)
+
+	repo := gitRepo(t, root, "experimentalmachines/exe-expo")
+	editAndCommit(t, repo, filepath.Join("config", "pipeline.yaml"), "  max_mean_kl: 0\n", "  max_mean_kl: 0.0005\n")
+	artifacts := t.TempDir()
+	log := actRun{
+		dir:      repo,
+		workflow: ".github/workflows/export-xnnpack.yml",
+		inputs:   map[string]string{"model_id": id, "contexts": "2048", "publish": "true", "gptq": "true"},
+		secrets:  map[string]string{"HF_TOKEN": "hf_e2etoken"},
+		vars:     map[string]string{"EXE_EXPO_PYTHON": py},
+		env:      map[string]string{"HF_ENDPOINT": srv.URL, "EXE_EXPO_ACT_ARTIFACTS": artifacts, "OMP_NUM_THREADS": "1"},
+		repos:    standins(t, root),
+	}.run(t, act, labels(t, root))
+	assert.NotContains(t, log, "hf_e2etoken", "the token reached the log")
+
+	const out = "experimentalmachines/Qwen3-0.6B-ExecuTorch"
+	publishedFallback(t, srv, out, log)
+
+	// The reports the verify job checked: every file they list must come back from the Hub,
+	// through the official client, with the report's sha256 and size.
+	want := checkedFiles(t, artifacts)
+	fetched := jsFetch(t, node, filepath.Join(root, "pkg", "hub", "hubtest", "testdata", "js"), srv.URL, out)
+	for path, f := range want {
+		got, ok := fetched[path]
+		if assert.True(t, ok, "%s is in a report but not on the Hub", path) {
+			assert.Equal(t, f.SHA256, got.SHA256, path)
+			assert.Equal(t, f.Bytes, got.Size, path)
+		}
+	}
+}
+
+// seedTinyQwen builds the tiny Qwen3 (transformers' own classes, taught one reply) with py
+// and serves it from a fresh hubtest under Qwen/Qwen3-0.6B's id, which it returns.
+func seedTinyQwen(t *testing.T, py string) (*hubtest.Server, string) {
 	cfg, err := config.Default()
 	require.NoError(t, err)
 	f, err := tinymodel.Lookup("qwen3")
@@ -68,22 +103,13 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	srv := hubtest.New(t)
 	_, err = srv.AddModelDir(f.ID, dir, hubtest.PipelineTag("text-generation"))
 	require.NoError(t, err)
+	return srv, f.ID
+}
 
-	repo := gitRepo(t, root, "experimentalmachines/exe-expo")
-	editAndCommit(t, repo, filepath.Join("config", "pipeline.yaml"), "  max_mean_kl: 0\n", "  max_mean_kl: 0.0005\n")
-	artifacts := t.TempDir()
-	log := actRun{
-		dir:      repo,
-		workflow: ".github/workflows/export-xnnpack.yml",
-		inputs:   map[string]string{"model_id": f.ID, "contexts": "2048", "publish": "true", "gptq": "true"},
-		secrets:  map[string]string{"HF_TOKEN": "hf_e2etoken"},
-		vars:     map[string]string{"EXE_EXPO_PYTHON": py},
-		env:      map[string]string{"HF_ENDPOINT": srv.URL, "EXE_EXPO_ACT_ARTIFACTS": artifacts, "OMP_NUM_THREADS": "1"},
-		repos:    standins(t, root),
-	}.run(t, act, labels(t, root))
-	assert.NotContains(t, log, "hf_e2etoken", "the token reached the log")
-
-	const out = "experimentalmachines/Qwen3-0.6B-ExecuTorch"
+// publishedFallback checks what the workflow published to out: the fp32 file in place of
+// the window the gate refused, verify's outputs in the log, and the card and config.json
+// saying why, with the real gate's figures, the delegate coverage and the phone table.
+func publishedFallback(t *testing.T, srv *hubtest.Server, out, log string) {
 	files := srv.Files(out, "main")
 	require.Contains(t, files, "xnnpack/Qwen3-0.6B-fp32-2k.pte", "the fp32 fallback was not published: %v", files)
 	assert.NotContains(t, files, "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte", "the file the gate refused was published")
@@ -111,8 +137,11 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 	assert.Contains(t, string(cfgJSON), `"fits_phones_gib": [`, "config.json lists the phones each window fits")
 	assert.Contains(t, string(cfgJSON), `"replaces": "xnnpack/Qwen3-0.6B-8da4w-gptq-2k.pte"`, "config.json names the file the fp32 one replaces")
 
-	// The reports the verify job checked: every file they list must come back from the Hub,
-	// through the official client, with the report's sha256 and size.
+}
+
+// checkedFiles are the files the checked export reports among the artifacts list (the
+// fp32 fallback's: only it passed), by path; each report is held to the run it records.
+func checkedFiles(t *testing.T, artifacts string) map[string]report.File {
 	var reports []string
 	require.NoError(t, filepath.WalkDir(artifacts, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() && strings.HasPrefix(d.Name(), "export-report-") {
@@ -145,14 +174,7 @@ func TestExportWorkflowRealToolchain(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, want, "no checked report among the artifacts")
-	fetched := jsFetch(t, node, filepath.Join(root, "pkg", "hub", "hubtest", "testdata", "js"), srv.URL, out)
-	for path, f := range want {
-		got, ok := fetched[path]
-		if assert.True(t, ok, "%s is in a report but not on the Hub", path) {
-			assert.Equal(t, f.SHA256, got.SHA256, path)
-			assert.Equal(t, f.Bytes, got.Size, path)
-		}
-	}
+	return want
 }
 
 // editAndCommit replaces old with new in the repo's file and commits it, so the workflow

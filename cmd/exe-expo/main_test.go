@@ -63,7 +63,20 @@ type blocked struct {
 func TestSignalStopsCommand(t *testing.T) {
 	standin := t.TempDir()
 	require.NoError(t, exporttest.BuildStandin(standin))
-	cases := []blocked{
+	signals := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT}
+	for _, tc := range blockedCommands(standin) {
+		for _, sig := range signals {
+			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
+				stopsOn(t, tc, sig)
+			})
+		}
+	}
+}
+
+// blockedCommands are the commands TestSignalStopsCommand stops, each set up to block:
+// export on the stand-in tool in standin, publish and watch on a Hub that never answers.
+func blockedCommands(standin string) []blocked {
+	return []blocked{
 		{
 			name: "export waiting on its tool",
 			setup: func(t *testing.T) ([]string, []string, string, <-chan struct{}) {
@@ -107,42 +120,40 @@ func TestSignalStopsCommand(t *testing.T) {
 			},
 		},
 	}
-	signals := []syscall.Signal{syscall.SIGTERM, syscall.SIGINT}
-	for _, tc := range cases {
-		for _, sig := range signals {
-			t.Run(tc.name+"/"+sig.String(), func(t *testing.T) {
-				args, env, out, ready := tc.setup(t)
-				before := files(t, out)
-				p := start(t, args, env, tc.readyLine)
-				if ready == nil {
-					ready = p.ready
-				}
-				select {
-				case <-ready:
-				case <-p.exited:
-					t.Fatalf("the command exited before it blocked; stderr:\n%s", p.stderr())
-				case <-time.After(time.Minute):
-					t.Fatalf("the command did not block within a minute; stderr:\n%s", p.stderr())
-				}
-				sent := time.Now()
-				require.NoError(t, p.cmd.Process.Signal(sig))
-				select {
-				case <-p.exited:
-				case <-time.After(stopLimit):
-					t.Fatalf("the command still runs %s after %s; stderr:\n%s", stopLimit, sig, p.stderr())
-				}
-				t.Logf("exited %s after %s", time.Since(sent).Round(time.Millisecond), sig)
-				assert.Equal(t, cli.ExitInterrupted, p.cmd.ProcessState.ExitCode(), "stderr:\n%s", p.stderr())
-				assert.Contains(t, p.stderr(), "exe-expo: "+args[0]+" stopped: "+sig.String()+" signal received")
-				assert.Equal(t, before, files(t, out), "files written or left half-written")
-				if tc.tool != "" {
-					left := processesOf(tc.tool)
-					assert.Empty(t, left, "the command's tool outlived it")
-					for _, pid := range left {
-						_ = syscall.Kill(pid, syscall.SIGKILL)
-					}
-				}
-			})
+}
+
+// stopsOn starts tc's command, sends it sig once it blocks, and checks it stopped at once
+// with 130, said why, wrote nothing and left no tool behind.
+func stopsOn(t *testing.T, tc blocked, sig syscall.Signal) {
+	args, env, out, ready := tc.setup(t)
+	before := files(t, out)
+	p := start(t, args, env, tc.readyLine)
+	if ready == nil {
+		ready = p.ready
+	}
+	select {
+	case <-ready:
+	case <-p.exited:
+		t.Fatalf("the command exited before it blocked; stderr:\n%s", p.stderr())
+	case <-time.After(time.Minute):
+		t.Fatalf("the command did not block within a minute; stderr:\n%s", p.stderr())
+	}
+	sent := time.Now()
+	require.NoError(t, p.cmd.Process.Signal(sig))
+	select {
+	case <-p.exited:
+	case <-time.After(stopLimit):
+		t.Fatalf("the command still runs %s after %s; stderr:\n%s", stopLimit, sig, p.stderr())
+	}
+	t.Logf("exited %s after %s", time.Since(sent).Round(time.Millisecond), sig)
+	assert.Equal(t, cli.ExitInterrupted, p.cmd.ProcessState.ExitCode(), "stderr:\n%s", p.stderr())
+	assert.Contains(t, p.stderr(), "exe-expo: "+args[0]+" stopped: "+sig.String()+" signal received")
+	assert.Equal(t, before, files(t, out), "files written or left half-written")
+	if tc.tool != "" {
+		left := processesOf(tc.tool)
+		assert.Empty(t, left, "the command's tool outlived it")
+		for _, pid := range left {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
 	}
 }

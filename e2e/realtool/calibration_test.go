@@ -96,64 +96,11 @@ func TestQNNSharedCalibration(t *testing.T) {
 	base := t.TempDir()
 	src := metaOriginal(t, base)
 	wrapper, _ := qnnPython(t, base)
+	runs := qnnRuns{t: t, base: base, src: src, wrapper: wrapper, window: window}
 
-	// start runs one export of the tiny model; edit sets what the run differs in.
-	start := func(name string, calib int, edit func(*pkgexport.Options)) (res *pkgexport.Result, log, work string, err error) {
-		cfg, err := config.Default()
-		require.NoError(t, err)
-		cfg.Export.QNN.CalibWindow = calib
-		work = filepath.Join(base, name)
-		var logBuf bytes.Buffer
-		begin := time.Now()
-		o := pkgexport.Options{
-			Config: cfg, Backend: "qnn", SoC: "SM8650", Model: src, ID: llamaID, Python: wrapper, Window: window,
-			Out: filepath.Join(base, name+"-out"), Work: work, KeepWork: true, Log: &logBuf,
-			Host: func(dir string) (run.HostFacts, error) { // as in TestQNNBeforeLowering: the compile's swap
-				h, err := run.Host(dir)
-				h.SwapTotalBytes += 64 << 30
-				return h, err
-			},
-		}
-		if edit != nil {
-			edit(&o)
-		}
-		res, err = pkgexport.Run(context.Background(), o)
-		log = logBuf.String()
-		t.Logf("%s: export --backend qnn --context %d: %v after %s", name, o.Window, err, time.Since(begin).Round(time.Second))
-		return res, log, work, err
-	}
-	export := func(name string, calib int, edit func(*pkgexport.Options)) (qdq, log string, quantize float64) {
-		_, log, work, err := start(name, calib, edit)
-		var exit *run.ExitError
-		require.ErrorAs(t, err, &exit, "the export fails in its tool, at the SDK\nlog (end):\n%s", lastLines(log, 60))
-		rows := fmt.Sprintf("max_context_length %d", window) // the calibration rows are cut at the window calibrated
-		if calib > 0 {
-			rows = fmt.Sprintf("max_context_length %d", calib)
-		}
-		if edit != nil { // built from a file: no calibration rows at all
-			rows = "qnn_launch: encodings calibrated at"
-		}
-		at := inOrder(t, log,
-			"calling MultiModalManager::quantize",
-			rows,
-			"MultiModalManager::quantize completed in",
-			"QDQ EP saved to "+filepath.Join(work, "artifact"),
-			"RuntimeError: Failed to initialize QNN backend for kHtpBackend",
-		)
-		assert.NotContains(t, log[:at[4]], "Traceback (most recent call last):\n  File \"/", "nothing failed before the SDK")
-		m := regexp.MustCompile(`MultiModalManager::quantize completed in ([0-9.]+)`).FindStringSubmatch(log)
-		if m != nil {
-			quantize, _ = strconv.ParseFloat(m[1], 64)
-		}
-		qdqs, err := filepath.Glob(filepath.Join(work, "artifact", "*.pt2"))
-		require.NoError(t, err)
-		require.Len(t, qdqs, 1, "the QDQ program was written before the lowering")
-		return qdqs[0], log, quantize
-	}
-
-	own, ownLog, ownQ := export("own", 0, nil)
+	own, ownLog, ownQ := runs.export("own", 0, nil)
 	assert.NotContains(t, ownLog, "--calib-window", "calib_window 0: the window calibrates at its own length")
-	shared, sharedLog, sharedQ := export("shared", short, nil)
+	shared, sharedLog, sharedQ := runs.export("shared", short, nil)
 	t.Logf("quantize stage (calibration, conversion): %.1f s calibrated at %d, %.1f s at %d for %d", ownQ, window, sharedQ, short, window)
 	assert.Contains(t, sharedLog, fmt.Sprintf("--calib-window %d --", short), "the recipe passes the calibration window to the launcher")
 	inOrder(t, sharedLog,
@@ -166,6 +113,82 @@ func TestQNNSharedCalibration(t *testing.T) {
 	t.Logf("%s", kept)
 
 	c := compareQDQ(t, base, own, shared)
+	logShared(t, c, window, short)
+	sharedHolds(t, c, window)
+	calibrationFile(t, runs, shared, sharedQ)
+}
+
+// qnnRuns exports the tiny Llama 3.2 (src, Meta's original/ files) to QNN at window tokens
+// with export.Run and the recipe's own command line (wrapper), each run in base/name.
+type qnnRuns struct {
+	t                  *testing.T
+	base, src, wrapper string
+	window             int
+}
+
+// start runs one export of the tiny model; edit sets what the run differs in.
+func (q qnnRuns) start(name string, calib int, edit func(*pkgexport.Options)) (res *pkgexport.Result, log, work string, err error) {
+	t := q.t
+	cfg, err := config.Default()
+	require.NoError(t, err)
+	cfg.Export.QNN.CalibWindow = calib
+	work = filepath.Join(q.base, name)
+	var logBuf bytes.Buffer
+	begin := time.Now()
+	o := pkgexport.Options{
+		Config: cfg, Backend: "qnn", SoC: "SM8650", Model: q.src, ID: llamaID, Python: q.wrapper, Window: q.window,
+		Out: filepath.Join(q.base, name+"-out"), Work: work, KeepWork: true, Log: &logBuf,
+		Host: func(dir string) (run.HostFacts, error) { // as in TestQNNBeforeLowering: the compile's swap
+			h, err := run.Host(dir)
+			h.SwapTotalBytes += 64 << 30
+			return h, err
+		},
+	}
+	if edit != nil {
+		edit(&o)
+	}
+	res, err = pkgexport.Run(context.Background(), o)
+	log = logBuf.String()
+	t.Logf("%s: export --backend qnn --context %d: %v after %s", name, o.Window, err, time.Since(begin).Round(time.Second))
+	return res, log, work, err
+}
+
+// export runs one export that goes as far as the SDK lets it, calibrated at calib tokens
+// (0: the window's own) or as edit says, and returns its saved QDQ program, its log and
+// the seconds of its quantize stage.
+func (q qnnRuns) export(name string, calib int, edit func(*pkgexport.Options)) (qdq, log string, quantize float64) {
+	t := q.t
+	_, log, work, err := q.start(name, calib, edit)
+	var exit *run.ExitError
+	require.ErrorAs(t, err, &exit, "the export fails in its tool, at the SDK\nlog (end):\n%s", lastLines(log, 60))
+	rows := fmt.Sprintf("max_context_length %d", q.window) // the calibration rows are cut at the window calibrated
+	if calib > 0 {
+		rows = fmt.Sprintf("max_context_length %d", calib)
+	}
+	if edit != nil { // built from a file: no calibration rows at all
+		rows = "qnn_launch: encodings calibrated at"
+	}
+	at := inOrder(t, log,
+		"calling MultiModalManager::quantize",
+		rows,
+		"MultiModalManager::quantize completed in",
+		"QDQ EP saved to "+filepath.Join(work, "artifact"),
+		"RuntimeError: Failed to initialize QNN backend for kHtpBackend",
+	)
+	assert.NotContains(t, log[:at[4]], "Traceback (most recent call last):\n  File \"/", "nothing failed before the SDK")
+	m := regexp.MustCompile(`MultiModalManager::quantize completed in ([0-9.]+)`).FindStringSubmatch(log)
+	if m != nil {
+		quantize, _ = strconv.ParseFloat(m[1], 64)
+	}
+	qdqs, err := filepath.Glob(filepath.Join(work, "artifact", "*.pt2"))
+	require.NoError(t, err)
+	require.Len(t, qdqs, 1, "the QDQ program was written before the lowering")
+	return qdqs[0], log, quantize
+}
+
+// logShared logs how the own calibration's program and the shared one's compare: nodes,
+// encodings, the first differences and the constants that differ or have a row per position.
+func logShared(t *testing.T, c qdqComparison, window, short int) {
 	t.Logf("own vs shared: %d/%d nodes; activation encodings %d (%d identical, max relative scale difference %g, zero point %g, range end %g of its width); "+
 		"weight encodings %d (%d identical, %d with identical values, max relative scale difference %g); %d constants",
 		c.Nodes[0], c.Nodes[1], c.Activation.Count, c.Activation.Identical, c.Activation.MaxRelScale, c.Activation.MaxZeroPoint, c.Activation.MaxRangeError,
@@ -183,6 +206,11 @@ func TestQNNSharedCalibration(t *testing.T) {
 			t.Logf("constant %s %v (shared %v): equal %v, read by a quantize or dequantize op %v", k.Name, k.Shape, k.Shared, k.Equal, k.ReadByQDQ)
 		}
 	}
+}
+
+// sharedHolds holds the shared calibration's program to the own one's: the same graph,
+// encodings within the stated tolerances, and the RoPE tables the window's own.
+func sharedHolds(t *testing.T, c qdqComparison, window int) {
 	require.True(t, c.SameGraph, "the same graph node for node: %s", c.FirstDifference)
 	assert.Equal(t, c.Nodes[0], c.Nodes[1])
 	assert.Positive(t, c.Activation.Count, "the program has activation encodings")
@@ -202,7 +230,6 @@ func TestQNNSharedCalibration(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, rows, 2, "the cos and sin tables have %d rows: %+v", window, c.Constants)
-	calibrationFile(t, start, export, shared, sharedQ)
 }
 
 // compareQDQ runs vendor/qdq_compare.py on two saved QDQ programs.
@@ -221,14 +248,19 @@ func compareQDQ(t *testing.T, dir, a, b string) qdqComparison {
 // --calib-window 2048 export saved (shared): same graph, every encoding and constant
 // bit-identical, since both calibrate the same 2048-token graph on the same rows. A
 // corrupted file, or one made for another chip, is refused with a sentence before llama.py runs.
-func calibrationFile(t *testing.T,
-	start func(string, int, func(*pkgexport.Options)) (*pkgexport.Result, string, string, error),
-	export func(string, int, func(*pkgexport.Options)) (string, string, float64),
-	shared string, sharedQ float64) {
-	const short = 2048
+func calibrationFile(t *testing.T, runs qnnRuns, shared string, sharedQ float64) {
 	file := filepath.Join(filepath.Dir(filepath.Dir(shared)), "..", "calibration", "qnn-calibration-SM8650.pt")
 	file = filepath.Clean(file)
-	res, log, _, err := start("calibrate", short, func(o *pkgexport.Options) {
+	calibrateOnly(t, runs, file)
+	loadedIsShared(t, runs, file, shared, sharedQ)
+	refusedFiles(t, runs, file)
+}
+
+// calibrateOnly runs the calibrate-only export that writes file: it calibrates at 2048
+// tokens, builds no program, and its report names the file beside it.
+func calibrateOnly(t *testing.T, runs qnnRuns, file string) {
+	const short = 2048
+	res, log, _, err := runs.start("calibrate", short, func(o *pkgexport.Options) {
 		o.Window, o.CalibrateOnly, o.CalibrationOut = 0, true, file
 	})
 	require.NoError(t, err, "calibrate-only export\nlog (end):\n%s", lastLines(log, 60))
@@ -249,7 +281,13 @@ func calibrationFile(t *testing.T,
 	saved := regexp.MustCompile(`qnn_launch: calibration at .*`).FindString(log)
 	t.Logf("%s (%d bytes)", saved, res.Report.Files[0].Bytes)
 
-	loaded, loadedLog, loadedQ := export("loaded", short, func(o *pkgexport.Options) { o.Calibration = file })
+}
+
+// loadedIsShared builds the window from file and holds its QDQ program to the in-process
+// --calib-window export's (shared): every encoding and constant bit-identical.
+func loadedIsShared(t *testing.T, runs qnnRuns, file, shared string, sharedQ float64) {
+	const short = 2048
+	loaded, loadedLog, loadedQ := runs.export("loaded", short, func(o *pkgexport.Options) { o.Calibration = file })
 	t.Logf("quantize stage: %.1f s calibrated at %d in the process, %.1f s loaded from the file", sharedQ, short, loadedQ)
 	assert.Contains(t, loadedLog, "--load-calibration "+file+" --", "the recipe passes the file to the launcher")
 	assert.NotContains(t, loadedLog, "calibration rows served locally", "a window built from the file calibrates nothing")
@@ -272,8 +310,13 @@ func calibrationFile(t *testing.T,
 	for _, k := range c.Constants {
 		assert.True(t, k.Equal, "constant %s %v equal", k.Name, k.Shape)
 	}
+}
 
-	// Refusals: each is the launcher's sentence, before llama.py builds anything.
+// refusedFiles gives the export a corrupted file and files made for another decoder, other
+// weights or another graph, and another chip: each is the launcher's sentence, before
+// llama.py builds anything.
+func refusedFiles(t *testing.T, runs qnnRuns, file string) {
+	const short = 2048
 	data, err := os.ReadFile(file)
 	require.NoError(t, err)
 	dir := filepath.Dir(file)
@@ -306,7 +349,7 @@ print(name)`
 		{"other-weights", "SM8650", otherWeights, "qnn_launch: the calibration file " + otherWeights + " was made for weights of sha256 " + strings.Repeat("0", 64) + ", and this run is for weights of sha256 "},
 		{"other-graph", "SM8650", otherGraph, "qnn_launch: the calibration file " + otherGraph + " was calibrated on another graph: its nodes differ from this run's at position 5 (" + sixth + " here, renamed in the file; 172 here, 172 in the file)"},
 	} {
-		_, log, _, err := start("refused-"+tc.name, short, func(o *pkgexport.Options) { o.SoC, o.Calibration = tc.soc, tc.file })
+		_, log, _, err := runs.start("refused-"+tc.name, short, func(o *pkgexport.Options) { o.SoC, o.Calibration = tc.soc, tc.file })
 		var exit *run.ExitError
 		require.ErrorAs(t, err, &exit, "%s: the launcher refuses\n%s", tc.name, lastLines(log, 20))
 		assert.Contains(t, log, tc.want, tc.name)

@@ -126,31 +126,6 @@ func xnnpackConfig(backend string, variants ...any) []byte {
 // TestBrokenRepos holds each rule against a repo that breaks it, and checks that the
 // problem names the rule and the file.
 func TestBrokenRepos(t *testing.T) {
-	const gb = int64(1e9)
-	good := func() Repo {
-		return Repo{ID: "experimentalmachines/Qwen3-1.7B-ExecuTorch",
-			Files:   []File{{"tokenizer.json", 1}, {"xnnpack/Qwen3-1.7B-8da4w-2k.pte", gb}, {"xnnpack/config.json", 1}},
-			Configs: map[string][]byte{"xnnpack": xnnpackConfig("xnnpack", "Qwen3-1.7B-8da4w-2k.pte", 2048)}}
-	}
-	// renamed is the good repo with its .pte renamed, config.json listing the new name.
-	renamed := func(name string) Repo {
-		r := good()
-		r.Files[1].Path = "xnnpack/" + name
-		r.Configs["xnnpack"] = xnnpackConfig("xnnpack", name, 2048)
-		return r
-	}
-	many := func() Repo {
-		r := good()
-		r.Files = r.Files[:1]
-		var vs []any
-		for i := range 41 {
-			name := fmt.Sprintf("Qwen3-1.7B-8da4w-%dk.pte", i+1)
-			r.Files = append(r.Files, File{"xnnpack/" + name, gb + int64(i)})
-			vs = append(vs, name, (i+1)*1024)
-		}
-		r.Configs = map[string][]byte{"xnnpack": xnnpackConfig("xnnpack", vs...)}
-		return r
-	}
 	for _, tc := range []struct {
 		name     string
 		repo     func() Repo
@@ -158,42 +133,42 @@ func TestBrokenRepos(t *testing.T) {
 		file     string
 		contains string
 	}{
-		{"the 41st smallest .pte", many, RuleFirst40, "xnnpack/Qwen3-1.7B-8da4w-41k.pte", "41st"},
+		{"the 41st smallest .pte", brokenManyRepo, RuleFirst40, "xnnpack/Qwen3-1.7B-8da4w-41k.pte", "41st"},
 		{"a CPU file named for another backend", func() Repo {
-			return renamed("Qwen3-1.7B-vulkan-8da4w-2k.pte")
+			return brokenRenamedRepo("Qwen3-1.7B-vulkan-8da4w-2k.pte")
 		}, RuleBackend, "xnnpack/Qwen3-1.7B-vulkan-8da4w-2k.pte", "reads its backend as vulkan"},
 		{"a repo name the app reads no family from", func() Repo {
-			r := renamed("MyModel-1.7B-8da4w-2k.pte")
+			r := brokenRenamedRepo("MyModel-1.7B-8da4w-2k.pte")
 			r.ID = "experimentalmachines/MyModel-1.7B-ExecuTorch"
 			return r
 		}, RuleFamily, "xnnpack/MyModel-1.7B-8da4w-2k.pte", "reads no chat-template family"},
 		{"decoder in the file name hides coder", func() Repo {
-			return renamed("Qwen3-1.7B-decoder-2k.pte")
+			return brokenRenamedRepo("Qwen3-1.7B-decoder-2k.pte")
 		}, RuleFamily, "xnnpack/Qwen3-1.7B-decoder-2k.pte", `"coder" no longer appears`},
 		{"a variant file that is not a bare name", func() Repo {
-			r := good()
+			r := brokenGoodRepo()
 			r.Configs["xnnpack"] = []byte(`{"backend":"xnnpack","variants":[{"file":"xnnpack/Qwen3-1.7B-8da4w-2k.pte","context":2048,"methods":{"get_max_context_len":2048}}]}`)
 			return r
 		}, RuleWindow, "xnnpack/Qwen3-1.7B-8da4w-2k.pte", "bare name"},
 		{"a config.json over a mebibyte", func() Repo {
-			r := good()
+			r := brokenGoodRepo()
 			cfg := xnnpackConfig("xnnpack", "Qwen3-1.7B-8da4w-2k.pte", 2048)
 			r.Configs["xnnpack"] = append(cfg[:len(cfg)-1], []byte(`,"pad":"`+strings.Repeat("x", MaxConfigBytes)+`"}`)...)
 			return r
 		}, RuleWindow, "xnnpack/Qwen3-1.7B-8da4w-2k.pte", "reads at most"},
 		{"a tokenizer in another backend's folder", func() Repo {
-			r := good()
-			r.Files = append(r.Files, File{"vulkan/tokenizer.json", 1}, File{"vulkan/Qwen3-1.7B-vulkan-8da4w-2k.pte", gb})
+			r := brokenGoodRepo()
+			r.Files = append(r.Files, File{"vulkan/tokenizer.json", 1}, File{"vulkan/Qwen3-1.7B-vulkan-8da4w-2k.pte", brokenGB})
 			r.Configs["vulkan"] = xnnpackConfig("vulkan", "Qwen3-1.7B-vulkan-8da4w-2k.pte", 2048)
 			return r
 		}, RuleTokenizer, "xnnpack/Qwen3-1.7B-8da4w-2k.pte", "refuses to pair nested weights with the root one"},
 		{"a tokenizer in the file's own folder", func() Repo {
-			r := good()
+			r := brokenGoodRepo()
 			r.Files = append(r.Files, File{"xnnpack/tokenizer.json", 1})
 			return r
 		}, RuleTokenizer, "xnnpack/Qwen3-1.7B-8da4w-2k.pte", "pairs it with xnnpack/tokenizer.json"},
 		{"no tokenizer at all", func() Repo {
-			r := good()
+			r := brokenGoodRepo()
 			r.Files = r.Files[1:]
 			return r
 		}, RuleTokenizer, "", "lists none of its .pte files"},
@@ -216,7 +191,7 @@ func TestBrokenRepos(t *testing.T) {
 		})
 	}
 	t.Run("the good repo breaks nothing", func(t *testing.T) {
-		r := good()
+		r := brokenGoodRepo()
 		require.Empty(t, Build(r, defaultPhones(t), Intents(r.Configs, nil)).Problems)
 	})
 }

@@ -207,6 +207,10 @@ type Card struct {
 	// SideFiles introduces a window's files that are not programs (MediaTek's embedding
 	// table), which the card then lists; empty when the backend writes none.
 	SideFiles string
+	// KVCache is how the backend's files keep their KV cache when the report does not
+	// record it (the NPU backends keep their own 16-bit caches); empty means fp32, the only
+	// cache export_llm files had before their recipes recorded it.
+	KVCache string
 	// Note is the paragraph the card's License section adds for the backend's files
 	// (licence terms of vendor binaries), from the toolchain of its newest report; nil for
 	// none.

@@ -27,12 +27,39 @@ func TestValidateRefusesBeforeWork(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
 	noMTK := t.TempDir() // an ExecuTorch tree without examples/mediatek
-	tests := []struct {
-		name  string
-		edit  func(o *export.Options)
-		field export.Field
-		want  string
-	}{
+	tests := append(append(choiceRefusals(t, file), calibrationRefusals(t, file)...), placeRefusals(t, file, noMTK)...)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options(t, "Qwen/Qwen3-0.6B", "xnnpack", "ok", 2048)
+			tc.edit(&o)
+			_, err := export.Run(context.Background(), o)
+			var in *export.InputError
+			require.ErrorAs(t, err, &in)
+			assert.Equal(t, tc.field, in.Field)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "--", "a library refusal names a flag")
+			assert.Equal(t, 2, export.ExitCode(err))
+			for _, dir := range []string{o.Out, o.Work} {
+				if !strings.HasPrefix(dir, file) {
+					assert.NoDirExists(t, dir, "a refused export left a folder behind")
+				}
+			}
+		})
+	}
+}
+
+// refusal is one input TestValidateRefusesBeforeWork refuses: the change to good options,
+// the field the refusal names and words it must hold.
+type refusal struct {
+	name  string
+	edit  func(o *export.Options)
+	field export.Field
+	want  string
+}
+
+// choiceRefusals refuse the export's choices: backend, chip, window, qmode and codes.
+func choiceRefusals(t *testing.T, file string) []refusal {
+	return []refusal{
 		{"no backend", func(o *export.Options) { o.Backend = "" }, export.FieldBackend, "Backend is required: one of xnnpack, vulkan, qnn, mediatek"},
 		{"unknown backend", func(o *export.Options) { o.Backend = "coreml" }, export.FieldBackend, "Backend coreml is not one of xnnpack"},
 		{"soc for xnnpack", func(o *export.Options) { o.SoC = "SM8750" }, export.FieldSoC, "SoC SM8750 does not apply to xnnpack"},
@@ -52,6 +79,12 @@ func TestValidateRefusesBeforeWork(t *testing.T) {
 		{"codes folder", func(o *export.Options) { o.Codes = t.TempDir() }, export.FieldCodes, "is not a file"},
 		{"codes for qnn", func(o *export.Options) { o.Backend, o.SoC, o.Codes = "qnn", "SM8750", file }, export.FieldCodes, "Codes applies to xnnpack and vulkan, not qnn"},
 		{"codes with fp32", func(o *export.Options) { o.Codes, o.QMode = file, "fp32" }, export.FieldCodes, "QMode fp32 quantizes nothing"},
+	}
+}
+
+// calibrationRefusals refuse QNN's calibrate-once options.
+func calibrationRefusals(t *testing.T, file string) []refusal {
+	return []refusal{
 		{"calibration for xnnpack", func(o *export.Options) { o.Calibration = file }, export.FieldCalibration,
 			"Calibration, CalibrateOnly and CalibrationOut apply to qnn, whose recipe can calibrate once per model and chip, not to xnnpack"},
 		{"calibrate only without a file to write", func(o *export.Options) { o.Backend, o.SoC, o.CalibrateOnly = "qnn", "SM8750", true }, export.FieldCalibrateOnly,
@@ -74,6 +107,12 @@ func TestValidateRefusesBeforeWork(t *testing.T) {
 			"c.pt cannot be read: no such file or directory"},
 		{"calibration folder", func(o *export.Options) { o.Backend, o.SoC, o.Calibration = "qnn", "SM8750", t.TempDir() }, export.FieldCalibration,
 			"is a folder: give the file a calibrate-only export wrote"},
+	}
+}
+
+// placeRefusals refuse the host's tools and folders and the model's name.
+func placeRefusals(t *testing.T, file, noMTK string) []refusal {
+	return []refusal{
 		{"negative timeout", func(o *export.Options) { o.Timeout = -time.Second }, export.FieldTimeout, "Timeout -1s is negative"},
 		{"python missing", func(o *export.Options) { o.Python = "no-such-python-exe-expo" }, export.FieldPython,
 			"Python no-such-python-exe-expo cannot be run (not found on PATH): point Python or EXE_EXPO_PYTHON at a python with ExecuTorch " + pinned.Version() + ""},
@@ -91,24 +130,6 @@ func TestValidateRefusesBeforeWork(t *testing.T) {
 			"ID names the Hub id of a local model folder, and Qwen/Qwen3-0.6B is a Hub id already"},
 		{"neither folder nor id", func(o *export.Options) { o.Model = "not a model" }, export.FieldModel, `"not a model" is neither a local model folder nor a Hugging Face model id`},
 		{"hub id without a client", func(o *export.Options) { o.Model = "Qwen/Qwen3-0.6B" }, export.FieldModel, "Qwen/Qwen3-0.6B is a Hub id and this export has no Hub client"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			o := options(t, "Qwen/Qwen3-0.6B", "xnnpack", "ok", 2048)
-			tc.edit(&o)
-			_, err := export.Run(context.Background(), o)
-			var in *export.InputError
-			require.ErrorAs(t, err, &in)
-			assert.Equal(t, tc.field, in.Field)
-			assert.Contains(t, err.Error(), tc.want)
-			assert.NotContains(t, err.Error(), "--", "a library refusal names a flag")
-			assert.Equal(t, 2, export.ExitCode(err))
-			for _, dir := range []string{o.Out, o.Work} {
-				if !strings.HasPrefix(dir, file) {
-					assert.NoDirExists(t, dir, "a refused export left a folder behind")
-				}
-			}
-		})
 	}
 }
 

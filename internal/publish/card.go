@@ -2,21 +2,13 @@ package publish
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/report"
-	"github.com/experimentalmachines/exe-expo/internal/runtimecompat"
 )
-
-// hubURL is where the card links models; the Hub serves the same page under any mirror.
-const hubURL = "https://huggingface.co/"
-
-// baseTags are the tags every published repo carries, beside its backend folders.
-var baseTags = []string{"android", "executorch", "on-device", "openweights"}
 
 // Card renders the repo's README.md from every export report in it: the files table, the
 // memory each window costs, how each file was made and the license terms, so the card
@@ -46,28 +38,6 @@ func CardWith(reports []placed, skipped map[string][]SkippedWindow) string {
 	return b.String()
 }
 
-// loadsOn says, for each ExecuTorch release the files were made with, the runtimes that
-// load them without a warning (internal/runtimecompat): "made with ExecuTorch 2.3.1, they
-// load on 2.3.1 to 2.4.x".
-func loadsOn(rs []placed) string {
-	var made []string
-	for _, p := range rs {
-		if v := p.Report.Toolchain["executorch"]; !slices.Contains(made, v) {
-			made = append(made, v)
-		}
-	}
-	sort.Strings(made)
-	var out []string
-	for _, v := range made {
-		if r, err := runtimecompat.LoadsOn(v); err == nil {
-			out = append(out, fmt.Sprintf("made with ExecuTorch %s, they load on %s", v, r))
-		} else {
-			out = append(out, "made with ExecuTorch "+v)
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
 // sortForCard orders reports by backend, target and window.
 func sortForCard(reports []placed) []placed {
 	rs := append([]placed(nil), reports...)
@@ -88,52 +58,6 @@ func sortForCard(reports []placed) []placed {
 		return a.Window.Context < c.Window.Context
 	})
 	return rs
-}
-
-func frontMatter(b *strings.Builder, rs []placed) {
-	l := rs[0].Report.Source.License
-	b.WriteString("---\n")
-	for _, kv := range [][2]string{{"license", l.License}, {"license_name", l.LicenseName}, {"license_link", l.LicenseLink}} {
-		if kv[1] != "" {
-			fmt.Fprintf(b, "%s: %s\n", kv[0], kv[1])
-		}
-	}
-	fmt.Fprintf(b, "base_model:\n- %s\nbase_model_relation: quantized\nlibrary_name: executorch\npipeline_tag: text-generation\ntags:\n", rs[0].Report.Source.ID)
-	tags := append([]string(nil), baseTags...)
-	for _, p := range rs {
-		tags = append(tags, strings.Split(p.Path, "/")[0])
-	}
-	sort.Strings(tags)
-	for i, t := range tags {
-		if i == 0 || tags[i-1] != t {
-			fmt.Fprintf(b, "- %s\n", t)
-		}
-	}
-	b.WriteString("---\n\n")
-}
-
-// revisions names the source revision(s) the files were built from.
-func revisions(rs []placed) string {
-	var shas []string
-	for _, p := range rs {
-		if s := short(p.Report.Source.SHA); s != "" && !contains(shas, s) {
-			shas = append(shas, s)
-		}
-	}
-	switch len(shas) {
-	case 0:
-		return "revision unknown"
-	case 1:
-		return "revision `" + shas[0] + "`"
-	}
-	return "revisions `" + strings.Join(shas, "`, `") + "`; see each variant's `source_revision`"
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
 
 func contains(xs []string, s string) bool {
@@ -317,126 +241,4 @@ func verdict(r *report.Report, i int) string {
 		return b.Card.Verified
 	}
 	return "structure checked"
-}
-
-func memory(b *strings.Builder, rs []placed) {
-	var lines []string
-	for _, p := range rs {
-		r := p.Report
-		kv := kvPerToken(r)
-		if kv == nil {
-			continue
-		}
-		per, n := *kv, int64(r.Window.Context)
-		lines = append(lines, fmt.Sprintf("- %s at %s tokens: the KV cache costs %s bytes per token (%s), %s bytes for the whole window, allocated in full when the model loads.",
-			title(r), thousands(n), thousands(per), cacheKind(r), thousands(per*n)))
-	}
-	if len(lines) == 0 {
-		return
-	}
-	b.WriteString("## Memory\n\n" + strings.Join(lines, "\n") + "\n\n")
-}
-
-// cacheKind is how a file keeps its KV cache as its recipe recorded it; a report from
-// before the recipe recorded it had the only cache export_llm files then had, fp32, and the
-// NPU backends keep their own 16-bit ones.
-func cacheKind(r *report.Report) string {
-	if kv := recordedCache(r); kv != "" {
-		return kv
-	}
-	if r.Backend == "qnn" || r.Backend == "mediatek" {
-		return "16-bit"
-	}
-	return "fp32"
-}
-
-// recordedCache is the KV cache the export's recipe recorded (kv_cache_dtype), "" for an
-// NPU backend's report or one from before it was recorded.
-func recordedCache(r *report.Report) string {
-	kv, _ := r.Recipe["kv_cache_dtype"].(string)
-	return kv
-}
-
-// kvPerToken is the KV cache's bytes per token as the structural check read it back from
-// the file, or, for a report from before it was read, the size model's figure; nil for the
-// NPU backends.
-func kvPerToken(r *report.Report) *int64 {
-	for _, c := range r.StructuralCheck {
-		if c.KVCache != nil {
-			per := c.KVCache.BytesPerToken
-			return &per
-		}
-	}
-	return r.Window.KVBytesPerToken
-}
-
-// made is one line per distinct recipe, with the runs that built its files.
-func made(b *strings.Builder, rs []placed) {
-	type line struct {
-		head string
-		runs []string
-	}
-	var out []*line
-	idx := map[string]*line{}
-	for _, p := range rs {
-		r := p.Report
-		desc, _ := r.Recipe["description"].(string)
-		head := fmt.Sprintf("- %s %s: %s", title(r), target(r), desc)
-		l, ok := idx[head]
-		if !ok {
-			l = &line{head: head}
-			idx[head] = l
-			out = append(out, l)
-		}
-		if r.Run != nil && r.Run.URL != "" && !contains(l.runs, r.Run.URL) {
-			l.runs = append(l.runs, r.Run.URL)
-		}
-	}
-	b.WriteString("## How it was made\n\n")
-	for _, l := range out {
-		b.WriteString(l.head)
-		if len(l.runs) > 0 {
-			links := make([]string, len(l.runs))
-			for i, u := range l.runs {
-				links[i] = fmt.Sprintf("[run %d](%s)", i+1, u)
-			}
-			b.WriteString(" Built by " + strings.Join(links, ", ") + ".")
-		}
-		b.WriteString("\n")
-	}
-	b.WriteString("\n")
-}
-
-func license(b *strings.Builder, rs []placed) {
-	src := rs[0].Report.Source
-	terms := src.License.LicenseName
-	if terms == "" {
-		terms = src.License.License
-	}
-	b.WriteString("## License\n\n")
-	fmt.Fprintf(b, "A quantized derivative of [%s](%s%s), distributed under the same terms (%s).", src.ID, hubURL, src.ID, terms)
-	if len(src.LicenseFiles) > 0 {
-		names := append([]string(nil), src.LicenseFiles...)
-		sort.Strings(names)
-		for i, n := range names {
-			names[i] = fmt.Sprintf("[`%s`](%s)", n, n)
-		}
-		b.WriteString(" The upstream license files are included unchanged: " + strings.Join(names, ", ") + ".")
-	}
-	b.WriteString("\n")
-	var names []string
-	notes := map[string]string{}
-	for _, p := range rs { // rs is sorted by window: the newest toolchain of a backend wins
-		bk := backend.ByName(p.Report.Backend)
-		if bk == nil || bk.Card.Note == nil {
-			continue
-		}
-		if !contains(names, bk.Name) {
-			names = append(names, bk.Name)
-		}
-		notes[bk.Name] = bk.Card.Note(p.Report.Toolchain)
-	}
-	for _, n := range names {
-		fmt.Fprintf(b, "\n%s\n", notes[n])
-	}
 }

@@ -32,11 +32,32 @@ func replaceWithLink(t *testing.T, p, outside string) {
 // export folder, is a regular file and is the one its report hashed; the report names no
 // file publish writes itself, and no path twice.
 func TestOutTrustedOnlyAsFarAsItsTree(t *testing.T) {
-	cases := []struct {
-		name   string
-		mutate func(t *testing.T, dir, outside, rp string)
-		want   string
-	}{
+	cases := append(fileTamperings(), reportTamperings()...)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, outside := t.TempDir(), t.TempDir()
+			rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
+			_, err := Load(dir, rp, "")
+			require.NoError(t, err, "the unchanged export loads")
+			tc.mutate(t, dir, outside, rp)
+			_, err = Load(dir, rp, "")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// tampering is one change TestOutTrustedOnlyAsFarAsItsTree makes to a good export folder
+// dir (outside is a folder beside it, rp its report) and the refusal it must meet.
+type tampering struct {
+	name   string
+	mutate func(t *testing.T, dir, outside, rp string)
+	want   string
+}
+
+// fileTamperings change the folder's files: links out of it, a pipe, other bytes.
+func fileTamperings() []tampering {
+	return []tampering{
 		{".pte linked from outside", func(t *testing.T, dir, outside, rp string) {
 			replaceWithLink(t, filepath.Join(dir, "xnnpack", testPTE), filepath.Join(outside, testPTE))
 		}, "outside the export folder"},
@@ -66,6 +87,13 @@ func TestOutTrustedOnlyAsFarAsItsTree(t *testing.T) {
 			b[2] ^= 0x01
 			writeFile(t, p, b)
 		}, "the file changed after the export"},
+	}
+}
+
+// reportTamperings change the report: files it did not hash or publish writes itself, a
+// path twice, license fields that are no plain name or Hub id.
+func reportTamperings() []tampering {
+	return []tampering{
 		{"root file the report did not hash", func(t *testing.T, dir, outside, rp string) {
 			editReport(t, rp, func(r map[string]any) { r["root_files"] = r["root_files"].([]any)[:1] })
 		}, "records no size and sha256 for the root file tokenizer.json"},
@@ -98,18 +126,6 @@ func TestOutTrustedOnlyAsFarAsItsTree(t *testing.T) {
 				r["source"].(map[string]any)["license"] = map[string]any{"license": "apache"}
 			})
 		}, `license "apache" is not a Hub license id`},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			dir, outside := t.TempDir(), t.TempDir()
-			rp := writeWindow(t, dir, win{backend: "xnnpack", window: 4096, seed: 1})
-			_, err := Load(dir, rp, "")
-			require.NoError(t, err, "the unchanged export loads")
-			tc.mutate(t, dir, outside, rp)
-			_, err = Load(dir, rp, "")
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.want)
-		})
 	}
 }
 

@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/experimentalmachines/exe-expo/internal/catalog"
-	"github.com/experimentalmachines/exe-expo/internal/model"
 	"github.com/experimentalmachines/exe-expo/internal/watch"
 	"github.com/experimentalmachines/exe-expo/internal/watch/ghtest"
 	"github.com/experimentalmachines/exe-expo/pkg/hub/hubtest"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestFirstRunRecordsWithoutChecking(t *testing.T) {
@@ -194,114 +191,6 @@ func TestFetchFailuresRetryThenSkip(t *testing.T) {
 	assert.Empty(t, r.gh.Dispatches())
 }
 
-func TestDryRunDispatchesNothing(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	sum := r.pass(state, watch.Options{DryRun: true})
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched, "the summary says what would be dispatched")
-	assert.Empty(t, r.gh.Dispatches())
-	assert.Contains(t, sum.Markdown(), "Dry run: nothing was dispatched")
-}
-
-// TestDryRunShowsRebuilds: a catalog holding folders built for an older runtime (1.4.0, as
-// every folder published before the move to 1.5.1 is) shows them due for a rebuild in a dry
-// run, every folder of every repo, and nothing is dispatched.
-func TestDryRunShowsRebuilds(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	old := catalog.Runtime{ExecuTorch: "1.4.0"}
-	cat := catalog.New("experimentalmachines")
-	cat.Models["experimentalmachines/Qwen3-0.6B-ExecuTorch"] = &catalog.Model{Source: "Qwen/Qwen3-0.6B", Folders: map[string]*catalog.Folder{
-		"xnnpack": {Backend: "xnnpack", Runtime: old, Windows: []catalog.Window{{Context: 2048, SourceRevision: "abc"}}},
-		"vulkan":  {Backend: "vulkan", Runtime: old, Windows: []catalog.Window{{Context: 2048, SourceRevision: "abc"}}},
-	}}
-	cat.Models["experimentalmachines/SmolLM2-360M-Instruct-ExecuTorch"] = &catalog.Model{Source: "HuggingFaceTB/SmolLM2-360M-Instruct", Folders: map[string]*catalog.Folder{
-		"xnnpack": {Backend: "xnnpack", Runtime: catalog.Runtime{ExecuTorch: "1.5.1"}, Windows: []catalog.Window{{Context: 4096, SourceRevision: "def"}}},
-	}}
-	r.w.Catalog = func(context.Context) (*catalog.Catalog, error) { return cat, nil }
-	r.w.Runtime = func(string) catalog.Runtime { return catalog.Runtime{ExecuTorch: "1.5.1"} }
-
-	sum := r.pass(state, watch.Options{DryRun: true})
-	assert.Equal(t, []string{
-		"Qwen/Qwen3-0.6B vulkan: built for ExecuTorch 1.4.0, now ExecuTorch 1.5.1",
-		"Qwen/Qwen3-0.6B xnnpack: built for ExecuTorch 1.4.0, now ExecuTorch 1.5.1",
-	}, sum.Rebuilds, "the 1.5.1 folder is current")
-	assert.Empty(t, r.gh.Dispatches())
-	md := sum.Markdown()
-	assert.Contains(t, md, "Queued again, built for another runtime than the pipeline's")
-	assert.Contains(t, md, "Dry run: nothing was dispatched")
-}
-
-func TestFailedDispatchStaysPending(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	r.gh.FailDispatch(func(ghtest.Dispatch) (int, bool) { return 500, false })
-
-	sum := r.pass(state, watch.Options{})
-	assert.Len(t, r.gh.Dispatches(), 4, "four attempts")
-	assert.Equal(t, []time.Duration{10 * time.Second, 30 * time.Second, 10 * time.Second, 45 * time.Second, 10 * time.Second, 60 * time.Second}, r.sleeps)
-	require.Len(t, sum.Failed, 1)
-	assert.Equal(t, "Qwen/Qwen3-0.6B -> xnnpack: dispatching export-xnnpack.yml for Qwen/Qwen3-0.6B failed: GitHub answered 500: Internal Server Error", sum.Failed[0])
-	b := state.Models["Qwen/Qwen3-0.6B"].Backends["xnnpack"]
-	assert.Equal(t, watch.Pending, b.Status)
-	assert.Equal(t, "2026-12-01T12:00:00Z: dispatching export-xnnpack.yml for Qwen/Qwen3-0.6B failed: GitHub answered 500: Internal Server Error", b.LastError)
-	assert.Contains(t, sum.Markdown(), "Could not dispatch (still pending, retried next run):\n\n- Qwen/Qwen3-0.6B -> xnnpack: ")
-
-	r.gh.FailDispatch(nil)
-	sum = r.pass(state, watch.Options{})
-	assert.Empty(t, sum.Failed)
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched)
-	assert.Empty(t, b.LastError)
-	assert.Equal(t, watch.Dispatched, b.Status)
-}
-
-func TestDispatchAnswered502AfterTheRunWasCreated(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	r.gh.FailDispatch(func(ghtest.Dispatch) (int, bool) { return 502, true })
-
-	sum := r.pass(state, watch.Options{})
-	assert.Len(t, r.gh.Dispatches(), 1, "the run exists: the dispatch is not repeated")
-	assert.Len(t, r.gh.Runs(), 1)
-	assert.Empty(t, sum.Failed)
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched)
-	assert.Equal(t, watch.Dispatched, state.Models["Qwen/Qwen3-0.6B"].Backends["xnnpack"].Status)
-}
-
-func TestRunInFlightCountsAsDispatched(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	sha := r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	r.gh.AddRun(ghtest.Run{Workflow: "export-xnnpack.yml", Title: "XNNPACK (CPU): Qwen/Qwen3-0.6B@" + sha, Status: "in_progress"})
-
-	sum := r.pass(state, watch.Options{})
-	assert.Empty(t, r.gh.Dispatches())
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched)
-}
-
-func TestRequeueDispatchesAgain(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	r.pass(state, watch.Options{})
-	r.gh.Complete("export-xnnpack.yml")
-	r.pass(state, watch.Options{}) // vulkan
-	r.gh.Complete("export-vulkan.yml")
-	require.Len(t, r.dispatched(), 2)
-
-	sum := r.pass(state, watch.Options{Requeue: true})
-	e := state.Models["Qwen/Qwen3-0.6B"]
-	assert.Equal(t, "xnnpack", sum.Stage, "requeued backends start again from the first stage")
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched)
-	assert.Equal(t, watch.Pending, e.Backends["vulkan"].Status)
-	assert.Equal(t, r.now.Format("2006-01-02T15:04:05Z"), e.Backends["vulkan"].Requeued)
-	assert.Empty(t, e.Backends["vulkan"].At)
-	assert.Equal(t, watch.Pending, e.Status)
-}
-
 func TestUnreadableStageFailsThePass(t *testing.T) {
 	r := newRig(t)
 	state := r.pass(nil, watch.Options{}).State
@@ -323,63 +212,6 @@ func TestEveryPageOfALargeOrg(t *testing.T) {
 	assert.Equal(t, 1500, sum.Seeded)
 	assert.Len(t, sum.State.Models, 1500)
 	assert.Equal(t, 15, *r.lists, "hubtest pages by 100")
-}
-
-func TestRefusedDispatchIsNotRetried(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	r.gh.FailDispatch(func(ghtest.Dispatch) (int, bool) { return 404, false })
-
-	sum := r.pass(state, watch.Options{})
-	assert.Len(t, r.gh.Dispatches(), 1, "a refusal is final for this run")
-	assert.Empty(t, r.sleeps)
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack: dispatching export-xnnpack.yml for Qwen/Qwen3-0.6B failed: GitHub answered 404: Not Found"}, sum.Failed)
-	assert.Equal(t, watch.Pending, state.Models["Qwen/Qwen3-0.6B"].Backends["xnnpack"].Status)
-}
-
-func TestUnreadableRunsDoNotStopQueuedWork(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	r.gh.FailRuns("export-xnnpack.yml", 500)
-
-	sum := r.pass(state, watch.Options{})
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched, "with work queued, an unreadable run list counts as none in flight")
-	assert.Len(t, r.gh.Dispatches(), 1)
-}
-
-func TestRunInFlightOnALaterPage(t *testing.T) {
-	r := newRig(t)
-	state := r.pass(nil, watch.Options{}).State
-	sha := r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	for i := range 150 {
-		r.gh.AddRun(ghtest.Run{Workflow: "export-xnnpack.yml", Title: fmt.Sprintf("XNNPACK (CPU): Other/m-%d@abc", i), Status: "queued"})
-	}
-	r.gh.AddRun(ghtest.Run{Workflow: "export-xnnpack.yml", Title: "XNNPACK (CPU): Qwen/Qwen3-0.6B@" + sha, Status: "queued"})
-
-	sum := r.pass(state, watch.Options{})
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack"}, sum.Dispatched)
-	assert.Empty(t, r.gh.Dispatches(), "the model's run, on the second page of runs, counts as dispatched")
-}
-
-// TestDryRunStatesTheCost: with a cost for each pending backend, the dry run's summary
-// names each model's export cost and the run's total before anything is dispatched.
-func TestDryRunStatesTheCost(t *testing.T) {
-	r := newRig(t)
-	var asked []string
-	r.w.Cost = func(src *model.Source, backend string) *watch.Cost {
-		asked = append(asked, src.ID+" "+backend)
-		return &watch.Cost{Jobs: 5, Minutes: 55, USD: 0.55}
-	}
-	state := r.pass(nil, watch.Options{}).State
-	r.add("Qwen/Qwen3-0.6B", "Qwen/Qwen3-0.6B")
-	sum := r.pass(state, watch.Options{DryRun: true})
-	assert.Contains(t, asked, "Qwen/Qwen3-0.6B xnnpack")
-	assert.Equal(t, []string{"Qwen/Qwen3-0.6B -> xnnpack (5 export job(s), 55 runner minutes, $0.55)"}, sum.Dispatched)
-	assert.Equal(t, watch.Cost{Jobs: 5, Minutes: 55, USD: 0.55}, sum.Cost)
-	assert.Contains(t, sum.Markdown(), "This run would start 5 export job(s), 55 runner minutes, $0.55, from the measured export times and runner prices in pipeline.yaml.")
-	assert.Empty(t, r.gh.Dispatches())
 }
 
 // TestRuntimeMovedQueuesRebuilds: when the pipeline's runtime moves, a pass finds in the

@@ -87,6 +87,7 @@ var Backend = &backend.Backend{
 		Verified:  backend.StructureChecked,
 		Title:     "MediaTek NeuroPilot",
 		SideFiles: "MediaTek folders also hold the token embedding table the NeuroPilot runner reads from disk, shared by every window",
+		KVCache:   "16-bit",
 		Note: func(tc map[string]string) string {
 			return fmt.Sprintf("The `mtk/` folders hold model binaries compiled with the MediaTek NeuroPilot Express SDK %s (mtk_converter %s, mtk_neuron %s) from MediaTek Inc., "+
 				"used under MediaTek's license terms for that SDK. No MediaTek SDK or runtime library is included. They run on "+

@@ -71,6 +71,7 @@ var Backend = &backend.Backend{
 	Weights: true,
 	Card: backend.Card{
 		Verified: backend.StructureChecked,
+		KVCache:  "16-bit",
 		Note: func(tc map[string]string) string {
 			return fmt.Sprintf("The `qnn/` folders hold model binaries compiled with Qualcomm's QAIRT %s, used under the Qualcomm AI Stack License. "+
 				"No Qualcomm SDK or runtime library is included: they need the QNN runtime of that QAIRT release on the device "+
