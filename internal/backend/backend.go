@@ -36,6 +36,11 @@ type Backend struct {
 	Title string
 	// AppName is the backend the app must infer from a published file's path.
 	AppName string
+	// ConfigName is what a folder's config.json says in "backend" ("" : Name): the first
+	// segment of the folder the files are published in, because ExecuServe offers a
+	// chip folder only when backend/target equals the folder (mtk/mt6991, not mediatek/…;
+	// docs/research/execuserve-rules.md).
+	ConfigName string
 	// Rank orders plans, workflows and reports (ascending).
 	Rank int
 	// Unavailable, when set, is why nothing is exported to this backend.
@@ -241,6 +246,28 @@ func All() []*Backend { return slices.Clone(registry) }
 func ByName(name string) *Backend {
 	for _, b := range registry {
 		if b.Name == name {
+			return b
+		}
+	}
+	return nil
+}
+
+// ConfigLabel is the name b's folders' config.json gives it in "backend".
+func (b *Backend) ConfigLabel() string {
+	if b.ConfigName != "" {
+		return b.ConfigName
+	}
+	return b.Name
+}
+
+// ByConfigName is the backend a config.json's "backend" names: its ConfigName, or its Name
+// (config.json files written before ConfigName existed say "mediatek"); nil for none.
+func ByConfigName(name string) *Backend {
+	if b := ByName(name); b != nil {
+		return b
+	}
+	for _, b := range registry {
+		if b.ConfigName != "" && b.ConfigName == name {
 			return b
 		}
 	}

@@ -82,7 +82,7 @@ func runAppview(env Env, ref, repo, cfgDir string, asJSON bool) error {
 // appName is the name the app must read for an exe-expo backend folder's files; a name no
 // linked backend has is kept as it is.
 func appName(name string) string {
-	if b := backend.ByName(name); b != nil {
+	if b := backend.ByConfigName(name); b != nil {
 		return b.AppName
 	}
 	return name

@@ -109,7 +109,7 @@ func folderConfig(reports []placed, skipped []SkippedWindow) ([]byte, error) {
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Report.Window.Context < rs[j].Report.Window.Context })
 	last := rs[len(rs)-1].Report
 	c := BackendConfig{
-		Runtime: "executorch", RuntimeVersion: last.Toolchain["executorch"], Backend: last.Backend,
+		Runtime: "executorch", RuntimeVersion: last.Toolchain["executorch"], Backend: configBackend(last.Backend),
 		Tokenizer: last.Tokenizer, SourceModel: last.Source.ID, SourceRevision: last.Source.SHA,
 		QNNSDKVersion: last.Toolchain["qairt"],
 	}
@@ -132,6 +132,16 @@ func folderConfig(reports []placed, skipped []SkippedWindow) ([]byte, error) {
 		return nil, fmt.Errorf("encode config.json: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// configBackend is what config.json says in "backend" for a report's backend: the name
+// its folder starts with (mtk for MediaTek), so that for a chip folder backend/target is
+// the folder, which is how ExecuServe finds a chip's files (docs/research/execuserve-rules.md).
+func configBackend(name string) string {
+	if b := backend.ByName(name); b != nil {
+		return b.ConfigLabel()
+	}
+	return name
 }
 
 // anyTarget is the target of a file that runs on every arm64 phone.
