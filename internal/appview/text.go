@@ -33,7 +33,7 @@ func (v *View) WriteText(w io.Writer) error {
 		return err
 	}
 	if len(v.Phones) > 0 {
-		b.WriteString("\nper phone (app: the app's fit, which ignores the KV cache; holds: exe-expo's memory model):\n")
+		b.WriteString("\nper phone (app: the app's fit, file × 2.4 + 450 MiB against 65% of RAM, blind to the window; holds: exe-expo's window-aware resident):\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		head := "file\truns on"
 		for _, p := range v.Phones {
@@ -93,12 +93,12 @@ func phoneCell(pf PhoneFit) string {
 	if pf.Offered {
 		s = "offered"
 	}
-	s += " (app: " + string(pf.AppFit)
+	s += fmt.Sprintf(" (app: %s, %.2f of %.2f GB", pf.AppFit, float64(pf.AppNeed)/1e9, float64(pf.AppUsable)/1e9)
 	if pf.Holds != nil {
 		if *pf.Holds {
-			s += ", holds"
+			s += "; holds"
 		} else {
-			s += ", does NOT hold"
+			s += "; does NOT hold"
 		}
 	}
 	return s + ")"

@@ -128,7 +128,7 @@ func TestLayOut(t *testing.T) {
 func TestLayOutSaysWhyPerReach(t *testing.T) {
 	for _, tc := range []struct{ backend, why string }{
 		{"qnn", "of Qualcomm QNN, which the app never runs: such files go first"},
-		{"mediatek", "of MediaTek NeuroPilot, which the app runs only on one chip's phones"},
+		{"mediatek", "of MediaTek NeuroPilot, which run only on one chip's phones"},
 		{"vulkan", "of Vulkan, which the app runs only on some phones"},
 		{"xnnpack", "of XNNPACK, which any phone runs"},
 	} {
