@@ -107,4 +107,15 @@ func TestExecuServeReadsOnlyItsFolders(t *testing.T) {
 		require.Empty(t, esRunsOn(folder), folder)
 	}
 	require.Equal(t, "every phone", esRunsOn("xnnpack"))
+
+	// Ours in a chip folder named with capitals is dropped, and a problem; a backend
+	// ExecuServe does not run (a new NPU's folder) is shown as not read, and is not one.
+	r := Repo{ID: "experimentalmachines/Qwen3-0.6B-ExecuTorch", Files: []File{{"tokenizer.json", 1}},
+		Configs: map[string][]byte{"mtk/MT6991": []byte(`{"variants":[]}`), "npu5": []byte(`{"variants":[]}`)}}
+	v := BuildExecuServe(r, map[string]Intent{"mtk/MT6991/m-2k-chunk1of2.pte": {}, "npu5/m-2k.pte": {}})
+	require.Len(t, v.Folders, 2)
+	require.Len(t, v.Problems, 1)
+	require.Equal(t, RuleESFolder, v.Problems[0].Rule)
+	require.Equal(t, "mtk/MT6991/m-2k-chunk1of2.pte", v.Problems[0].File)
+	require.NotEmpty(t, v.Folders[1].Dropped, "npu5 is not read")
 }

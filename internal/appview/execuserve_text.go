@@ -10,12 +10,18 @@ import (
 )
 
 // esProblems are exe-expo's files ExecuServe would not offer: the folder it skips or cannot
-// read, the variant it drops, or a file no variant names.
+// read, the variant it drops, or a file no variant names. Only folders of the backends
+// ExecuServe runs count: another backend's folder (a new NPU's) is not meant for it.
 func esProblems(folders []ESFolder, intended map[string]Intent) []Problem {
 	var out []Problem
 	covered := map[string]bool{}
 	for _, f := range folders {
 		ours := oursIn(f.Folder, intended)
+		switch strings.SplitN(f.Folder, "/", 2)[0] {
+		case esCPU, esGPU, esQNN, esMTK:
+		default:
+			continue
+		}
 		if len(ours) == 0 {
 			continue
 		}

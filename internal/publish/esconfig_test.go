@@ -24,9 +24,21 @@ func TestConfigReadsAsExecuServeReadsIt(t *testing.T) {
 	} {
 		writeWindow(t, dir, w)
 	}
-	repo, _, err := Layout(context.Background(), dir, "")
+	repo, intents, err := Layout(context.Background(), dir, "")
 	require.NoError(t, err)
 	require.Len(t, repo.Configs, 4)
+	// Both consumers' verdicts on the folder laid out as publish writes it: ExecuServe offers
+	// every window (the MediaTek one beside its XNNPACK twin), the app breaks no rule.
+	es := appview.BuildExecuServe(repo, intents)
+	require.Empty(t, es.Problems)
+	require.Len(t, es.Folders, 4)
+	for _, f := range es.Folders {
+		require.Empty(t, f.Dropped, f.Folder)
+		require.Len(t, f.Variants, 1, f.Folder)
+		require.True(t, f.Variants[0].Offered, "%s: %s", f.Folder, f.Variants[0].Dropped)
+	}
+	app := appview.Build(repo, nil, intents)
+	require.Empty(t, app.Problems)
 	for folder, b := range repo.Configs {
 		c, err := appview.ParseESConfig(b)
 		require.NoError(t, err, folder)
