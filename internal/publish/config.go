@@ -68,7 +68,10 @@ type Variant struct {
 	ResidentBytes int64 `json:"device_resident_bytes,omitempty"`
 	// FitsPhonesGiB are the phone RAM classes (GiB) that can hold this window.
 	FitsPhonesGiB []int `json:"fits_phones_gib,omitempty"`
-	Methods       any   `json:"methods"`
+	// AppKillTrapPhonesGiB are the classes on which the openweights app, whose fit is blind
+	// to the window, offers this file while the phone cannot hold it (appview.KillTraps).
+	AppKillTrapPhonesGiB []int `json:"app_kill_trap_phones_gib,omitempty"`
+	Methods              any   `json:"methods"`
 	// Quality is the variant's distance from its fp32 source (VariantQuality), null where
 	// none was measured; QualityNote then says why ("not measured here: Vulkan (GPU) needs a
 	// phone").
@@ -171,6 +174,7 @@ func variants(r *report.Report) []Variant {
 	if len(ptes) == 1 && len(side) == 0 {
 		v := base
 		v.File, v.SizeBytes, v.SHA256, v.Methods = path.Base(ptes[0].Path), ptes[0].Bytes, ptes[0].SHA256, methods(r)
+		v.AppKillTrapPhonesGiB = killTraps(r)
 		v.Coverage = coverageOf(r, 0)
 		return []Variant{v}
 	}

@@ -2,10 +2,12 @@ package publish
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 )
 
@@ -65,4 +67,32 @@ func TestPublishWarnsOfAMediaTekWindowWithoutItsTwin(t *testing.T) {
 	res, err := publishDir(context.Background(), c, dir, rp)
 	require.NoError(t, err)
 	require.Contains(t, res.Warnings, "mtk/mt6991/SmolLM2-360M-Instruct-neuropilot-a16w8-2k-chunk1of2.pte: no XNNPACK variant of the same window (2048 tokens) in the repo to decode with, and ExecuServe drops an NPU window without one (unless it is published too)")
+}
+
+// TestKillTrapOnTheRow: a window the app offers a 4 GB phone that cannot hold it (the
+// app's fit is the file × 2.4 + 450 MiB, blind to the window) is named on its config.json
+// row and under the card's phone table; the 8 GB phone, which holds it, is not.
+func TestKillTrapOnTheRow(t *testing.T) {
+	srv, c := newHub(t)
+	dir := t.TempDir()
+	rp := writeWindow(t, dir, win{backend: "xnnpack", window: 32768, seed: 1})
+	r, err := report.Read(rp)
+	require.NoError(t, err)
+	r.Window.PhoneClasses = []config.PhoneClass{{RAMGiB: 4, AppBytes: 2_576_980_378}, {RAMGiB: 8, AppBytes: 5_153_960_755}}
+	r.Window.DeviceResident = 3_500_000_000
+	require.NoError(t, report.Write(rp, r))
+	_, err = publishDir(context.Background(), c, dir, rp)
+	require.NoError(t, err)
+	repo := readRepo(t, srv, testRepo)
+	var cfg struct {
+		Variants []struct {
+			Traps []int `json:"app_kill_trap_phones_gib"`
+		} `json:"variants"`
+	}
+	require.NoError(t, json.Unmarshal(repo.files["xnnpack/config.json"], &cfg))
+	require.Len(t, cfg.Variants, 1)
+	require.Equal(t, []int{4}, cfg.Variants[0].Traps)
+	card := string(repo.files["README.md"])
+	require.Contains(t, card, "**Kill traps.**")
+	require.Contains(t, card, "- `xnnpack/` 32k: the app offers it on 4 GB phones, which cannot hold its window (3.50 GB on the phone), and no KV cache these files can keep removes that")
 }
