@@ -41,6 +41,10 @@ type Backend struct {
 	// chip folder only when backend/target equals the folder (mtk/mt6991, not mediatek/…;
 	// docs/research/execuserve-rules.md).
 	ConfigName string
+	// DecodesOn, when set, is the backend whose file of the same window decodes for this
+	// one's: ExecuServe offers a MediaTek window only beside an XNNPACK window of the same
+	// size (the NPU prefills, the CPU decodes), so plan leaves out a window without one.
+	DecodesOn string
 	// Rank orders plans, workflows and reports (ascending).
 	Rank int
 	// Unavailable, when set, is why nothing is exported to this backend.
