@@ -81,7 +81,7 @@ func (v *ESView) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "%s as ExecuServe (ExecuTorch %s) sees it\n", v.Repo, v.Runtime)
 	for _, f := range v.Folders {
 		if f.Dropped != "" {
-			fmt.Fprintf(&b, "\n%s/: not read: %s\n", f.Folder, f.Dropped)
+			fmt.Fprintf(&b, "\n%s/: not read [%s]: %s\n", f.Folder, f.Rule, f.Dropped)
 			continue
 		}
 		fmt.Fprintf(&b, "\n%s/: read on %s\n", f.Folder, f.RunsOn)
@@ -90,7 +90,7 @@ func (v *ESView) WriteText(w io.Writer) error {
 		for _, e := range f.Variants {
 			offered := "yes"
 			if !e.Offered {
-				offered = "no: " + e.Dropped
+				offered = "no [" + e.Rule + "]: " + e.Dropped
 			}
 			file := e.File
 			if len(e.Files) > 1 {

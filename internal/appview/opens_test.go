@@ -1,6 +1,7 @@
 package appview
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,6 +47,9 @@ func TestTheAppRefusesWhatItCannotOpen(t *testing.T) {
 			}
 			require.Len(t, v.Problems, 1)
 			require.Equal(t, RuleOpens, v.Problems[0].Rule)
+			var text strings.Builder
+			require.NoError(t, v.WriteText(&text))
+			require.Contains(t, text.String(), "yes, then [opens] "+e.Refused)
 			require.Equal(t, file, v.Problems[0].File)
 		})
 	}

@@ -23,8 +23,11 @@ func (v *View) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "#\tfile\tGB\tbackend\tfamily\twindow\ttokenizer\tlisted")
 	for _, e := range v.Files {
 		listed := "yes"
-		if !e.Listed {
+		switch {
+		case !e.Listed:
 			listed = "no: " + e.Dropped
+		case e.Refused != "":
+			listed = "yes, then [" + RuleOpens + "] " + e.Refused
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\n", e.Rank, e.Path, float64(e.Size)/1e9, e.Backend,
 			orNone(e.Family), windowText(e), orNone(e.Tokenizer), listed)

@@ -99,7 +99,7 @@ func TestAppviewConsumers(t *testing.T) {
 	for _, args := range [][]string{{"--consumer", "execuserve"}, nil} {
 		code, out, errs = run(t, append([]string{"appview", repo}, args...)...)
 		require.Equal(t, ExitNotEligible, code, errs)
-		assert.Contains(t, out, "mtk/mt6991/: not read: backend/target is mediatek/mt6991, and ExecuServe offers a chip folder only when that is the folder")
+		assert.Contains(t, out, "mtk/mt6991/: not read [execuserve-target]: backend/target is mediatek/mt6991, and ExecuServe offers a chip folder only when that is the folder")
 		assert.Contains(t, errs, "[execuserve-target] mtk/mt6991/m-2k-chunk1of2.pte")
 		assert.Equal(t, args == nil, strings.Contains(out, "as the openweights app sees it"), "both consumers by default")
 	}
