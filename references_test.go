@@ -19,7 +19,7 @@ var (
 	// mdLink is a relative Markdown link to another file.
 	mdLink = regexp.MustCompile(`\]\(([A-Za-z0-9_./-]+\.(?:md|go|py|yaml|txt|json))(?:#[^)]*)?\)`)
 	// outside marks a line that cites a file of another repository on purpose.
-	outside = regexp.MustCompile(`ExperimentalMachines/execupack|that repository|pytorch/executorch`)
+	outside = regexp.MustCompile(`ExperimentalMachines/(?:execupack|openweights|execuserve)|that repository|pytorch/executorch`)
 	// notHeld are paths of files that exist only outside the repository.
 	notHeld = regexp.MustCompile(`/work/shared|\.\./shared|reference-system\.md|protocols\.md|section \d+\.\d+\b`)
 )

@@ -104,8 +104,9 @@ func ChipIn(path string) string {
 }
 
 // Runs says where the app would run a file of backend b at path: "" for nowhere, with the
-// reason; otherwise the condition a phone must meet. The app's build links XNNPACK, Vulkan
-// and NeuroPilot (ExecuTorchSupport.BACKENDS); a name that says nothing is tried on the CPU.
+// reason; otherwise the condition a phone must meet. Discover offers only what the app's
+// build opens, XNNPACK and Vulkan (ExecuTorchSupport.BACKENDS, NeuroPilot taken out after
+// its chunks aborted the app); a name that says nothing is tried on the CPU.
 func Runs(b Backend, path string) (where, never string) {
 	switch b {
 	case XNNPACK, Unknown:
@@ -113,11 +114,7 @@ func Runs(b Backend, path string) (where, never string) {
 	case Vulkan:
 		return "a phone with Vulkan 1.1 whose GPU runs the delegate's shaders", ""
 	case NeuroPilot:
-		chip := ChipIn(path)
-		if chip == "" {
-			return "", "a NeuroPilot file whose path names no chip folder (mt6991/…) runs on no phone the app knows"
-		}
-		return "a phone whose SoC is " + strings.ToUpper(chip) + " (Build.SOC_MODEL)", ""
+		return "", "the app's Discover offers no NeuroPilot file: its stock runtime registers no NeuropilotBackend (its own NPU path reads chunks staged beside a CPU file, never from Discover)"
 	default:
 		return "", "the app links no " + string(b) + " delegate, so a " + string(b) + " file fails to load and is not offered"
 	}

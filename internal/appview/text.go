@@ -23,8 +23,11 @@ func (v *View) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "#\tfile\tGB\tbackend\tfamily\twindow\ttokenizer\tlisted")
 	for _, e := range v.Files {
 		listed := "yes"
-		if !e.Listed {
+		switch {
+		case !e.Listed:
 			listed = "no: " + e.Dropped
+		case e.Refused != "":
+			listed = "yes, then [" + RuleOpens + "] " + e.Refused
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%.2f\t%s\t%s\t%s\t%s\t%s\n", e.Rank, e.Path, float64(e.Size)/1e9, e.Backend,
 			orNone(e.Family), windowText(e), orNone(e.Tokenizer), listed)
@@ -33,7 +36,7 @@ func (v *View) WriteText(w io.Writer) error {
 		return err
 	}
 	if len(v.Phones) > 0 {
-		b.WriteString("\nper phone (app: the app's fit, which ignores the KV cache; holds: exe-expo's memory model):\n")
+		b.WriteString("\nper phone (app: the app's fit, file × 2.4 + 450 MiB against 65% of RAM, blind to the window; holds: exe-expo's window-aware resident):\n")
 		tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		head := "file\truns on"
 		for _, p := range v.Phones {
@@ -93,12 +96,12 @@ func phoneCell(pf PhoneFit) string {
 	if pf.Offered {
 		s = "offered"
 	}
-	s += " (app: " + string(pf.AppFit)
+	s += fmt.Sprintf(" (app: %s, %.2f of %.2f GB", pf.AppFit, float64(pf.AppNeed)/1e9, float64(pf.AppUsable)/1e9)
 	if pf.Holds != nil {
 		if *pf.Holds {
-			s += ", holds"
+			s += "; holds"
 		} else {
-			s += ", does NOT hold"
+			s += "; does NOT hold"
 		}
 	}
 	return s + ")"

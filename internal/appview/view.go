@@ -16,6 +16,9 @@ type Repo struct {
 	ID      string            `json:"id"`
 	Files   []File            `json:"files"`
 	Configs map[string][]byte `json:"-"`
+	// Programs are what the app's pre-load probe would read of each .pte (path → facts);
+	// a file missing here is held to what its folder's config.json says of it.
+	Programs map[string]Program `json:"-"`
 }
 
 // File is one file of a repo.
@@ -62,6 +65,9 @@ type Entry struct {
 	// Chunks is how many programs exe-expo cut the window into (0: one program); the app
 	// reads no window for a chunk, whose variant lists it under "files".
 	Chunks int `json:"chunks,omitempty"`
+	// Refused is why the app refuses to open the file it lists (rule 11), "" when it opens
+	// it or the facts are unknown.
+	Refused string `json:"refused,omitempty"`
 	// Tokenizer is the one the app installs with the file, "" for none.
 	Tokenizer string `json:"tokenizer"`
 	// Resident is exe-expo's memory model of the window (file, KV cache, runtime), 0 where
@@ -80,6 +86,10 @@ type PhoneFit struct {
 	// file that won't run.
 	AppFit  Fit  `json:"app_fit"`
 	Offered bool `json:"offered"`
+	// AppNeed and AppUsable are the app's own figures: the file × 2.4 + 450 MiB, against
+	// 65% of the class's RAM (50% on a low-RAM phone); Resident is exe-expo's, for the window.
+	AppNeed   int64 `json:"app_need_bytes"`
+	AppUsable int64 `json:"app_usable_bytes"`
 	// Holds is exe-expo's memory model: the window's resident bytes within what the class
 	// leaves to the app; nil where the resident bytes are unknown.
 	Holds *bool `json:"holds"`
@@ -102,6 +112,7 @@ const (
 	RuleFamily    = "family"
 	RuleWindow    = "window"
 	RuleTokenizer = "tokenizer"
+	RuleOpens     = "opens"
 )
 
 func (p Problem) String() string {
@@ -140,8 +151,11 @@ func Build(repo Repo, phones []Phone, intended map[string]Intent) *View {
 	// among equal sizes.
 	sort.SliceStable(ptes, func(i, j int) bool { return ptes[i].Path < ptes[j].Path })
 	sort.SliceStable(ptes, func(i, j int) bool { return ptes[i].Size < ptes[j].Size })
-	windows, facts := map[string]int{}, map[string]variantFacts{}
+	windows, facts, progs := map[string]int{}, map[string]variantFacts{}, map[string]Program{}
 	for folder, cfg := range repo.Configs {
+		for name, p := range configPrograms(cfg) {
+			progs[joinFolder(folder, name)] = p
+		}
 		for name, w := range Windows(cfg) {
 			windows[joinFolder(folder, name)] = w
 		}
@@ -151,6 +165,13 @@ func Build(repo Repo, phones []Phone, intended map[string]Intent) *View {
 	}
 	for i, f := range ptes {
 		e := entry(repo.ID, f, i+1, v.Tokenizers, windows, facts)
+		p, ok := repo.Programs[f.Path]
+		if !ok {
+			p = progs[f.Path]
+		}
+		if e.Listed {
+			e.Refused = p.Refusal()
+		}
 		if in, ok := intended[f.Path]; ok {
 			e.Exported = in.Window
 			switch {
@@ -218,8 +239,9 @@ func ordinal(n int) string {
 func phoneFits(e Entry, phones []Phone, hint string) []PhoneFit {
 	out := make([]PhoneFit, len(phones))
 	for i, p := range phones {
-		pf := PhoneFit{RAMGiB: p.RAMGiB, Found: withinCeiling(hint, p.ceilingBillions()), AppFit: appFit(e.Size, p)}
-		pf.Offered = e.Listed && pf.AppFit != WontRun
+		pf := PhoneFit{RAMGiB: p.RAMGiB, Found: withinCeiling(hint, p.ceilingBillions()), AppFit: appFit(e.Size, p),
+			AppNeed: appRequired(e.Size), AppUsable: p.usable()}
+		pf.Offered = e.Listed && e.Refused == "" && pf.AppFit != WontRun
 		if e.Resident > 0 {
 			holds := e.Resident <= p.AppBytes
 			pf.Holds = &holds
@@ -275,6 +297,10 @@ func problems(v *View, configs map[string][]byte, intended map[string]Intent) []
 				Why: fmt.Sprintf("the app pairs it with %s, the deepest tokenizer enclosing it, not the root tokenizer.json it was exported with", e.Tokenizer),
 				Fix: "remove " + e.Tokenizer + " from the repo, or publish this file to a repo of its own"})
 		}
+		if ours && e.Refused != "" {
+			out = append(out, Problem{Rule: RuleOpens, File: e.Path, Why: e.Refused,
+				Fix: "export it so that it keeps " + seqLenMethod + " and calls only " + strings.Join(Registered, " and ") + ", or publish it where the app does not list it"})
+		}
 		// A file the app never runs (a QNN file, for one) has no window or tokenizer in it
 		// to get wrong: it is published for other runtimes.
 		runs := e.Runs != ""
@@ -326,7 +352,7 @@ func warnings(v *View) []string {
 			out = append(out, fmt.Sprintf("%s: the app shows no window for it (a chunk of a %d-token window, listed under its variant's \"files\")", e.Path, e.Exported))
 		}
 		if len(classes) > 0 {
-			out = append(out, fmt.Sprintf("%s: the app offers it on %s GB phones, which cannot hold its %d-token KV cache (%.2f GB on the phone)",
+			out = append(out, fmt.Sprintf("%s: kill trap: the app offers it on %s GB phones, which cannot hold its %d-token KV cache (%.2f GB on the phone)",
 				e.Path, strings.Join(classes, ", "), e.Exported, float64(e.Resident)/1e9))
 		}
 	}

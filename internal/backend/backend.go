@@ -36,6 +36,15 @@ type Backend struct {
 	Title string
 	// AppName is the backend the app must infer from a published file's path.
 	AppName string
+	// ConfigName is what a folder's config.json says in "backend" ("" : Name): the first
+	// segment of the folder the files are published in, because ExecuServe offers a
+	// chip folder only when backend/target equals the folder (mtk/mt6991, not mediatek/…;
+	// docs/research/execuserve-rules.md).
+	ConfigName string
+	// DecodesOn, when set, is the backend whose file of the same window decodes for this
+	// one's: ExecuServe offers a MediaTek window only beside an XNNPACK window of the same
+	// size (the NPU prefills, the CPU decodes), so plan leaves out a window without one.
+	DecodesOn string
 	// Rank orders plans, workflows and reports (ascending).
 	Rank int
 	// Unavailable, when set, is why nothing is exported to this backend.

@@ -161,7 +161,8 @@ func watchPass(ctx context.Context, client *hub.Client, cfg *config.Config, gh *
 		Catalog: func(ctx context.Context) (*catalog.Catalog, error) {
 			return readCatalog(ctx, client, cfg.Hub.Catalog())
 		},
-		Runtime: func(name string) catalog.Runtime { return runtimeFor(cfg, name) },
+		Runtime:     func(name string) catalog.Runtime { return runtimeFor(cfg, name) },
+		BackendName: exeExpoName,
 	}
 	return w.Pass(ctx, state, opts)
 }
@@ -204,11 +205,19 @@ func readCatalog(ctx context.Context, c *hub.Client, repo string) (*catalog.Cata
 	return catalog.Decode(repo+"/"+catalog.File, b)
 }
 
+// exeExpoName is exe-expo's name of the backend a config.json's "backend" names.
+func exeExpoName(configName string) string {
+	if b := backend.ByConfigName(configName); b != nil {
+		return b.Name
+	}
+	return configName
+}
+
 // runtimeFor is the runtime the pipeline builds a backend's files for now, in the words
 // publish records it (config.json's runtime_version, qnn_sdk_version, neuropilot_sdk).
 func runtimeFor(cfg *config.Config, name string) catalog.Runtime {
 	r := catalog.Runtime{ExecuTorch: cfg.Versions.ExecuTorch}
-	if b := backend.ByName(name); b != nil && b.Tools.Versions != nil {
+	if b := backend.ByConfigName(name); b != nil && b.Tools.Versions != nil {
 		v := b.Tools.Versions(cfg.Versions)
 		r.QAIRT, r.NeuroPilotSDK = v["qairt"], v["neuropilot_sdk"]
 	}

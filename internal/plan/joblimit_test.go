@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,6 +101,9 @@ func TestJobLimitEdge(t *testing.T) {
 				for _, r := range bp.Rows {
 					if r.Runner == "" {
 						continue // no runner holds its memory: skipped before any time is asked
+					}
+					if strings.Contains(r.Skip, plan.TwinRule) {
+						continue // MediaTek 512: no XNNPACK window of its size to decode on
 					}
 					held++
 					assert.Equal(t, tc.minutes, r.ExportMinutes, r.Label)

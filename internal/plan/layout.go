@@ -48,8 +48,8 @@ const (
 	// runsNowhere: the app links no delegate for it (QNN); the files are published for
 	// other runtimes and, in the app's list, only take the place of files it runs.
 	runsNowhere reach = iota
-	// runsOnOneChip: the app runs it only on a phone whose SoC is the file's chip folder
-	// (MediaTek NeuroPilot).
+	// runsOnOneChip: it runs only on a phone whose SoC is the file's chip folder (MediaTek
+	// NeuroPilot, through the app's staged NPU path and ExecuServe).
 	runsOnOneChip
 	// runsOnSome: the app runs it only on phones that meet a condition (Vulkan 1.1).
 	runsOnSome
@@ -70,6 +70,11 @@ func reachOf(bp *BackendPlan) reach {
 		path = strings.ToLower(bp.Targets[0]) + "/" + path
 	}
 	switch where, _ := appview.Runs(app, path); {
+	case app == appview.NeuroPilot && len(bp.Targets) > 0:
+		// Discover no longer offers NeuroPilot files, but the app's own NPU path still runs
+		// a chip's chunks staged beside a CPU file on that chip, and ExecuServe lists them
+		// there (docs/research/app-rules.md rule 3, execuserve-rules.md E10).
+		return runsOnOneChip
 	case where == "":
 		return runsNowhere
 	case len(bp.Targets) > 0:
@@ -139,7 +144,7 @@ func LayOut(backends []BackendPlan, limit int) Layout {
 func leftOutReason(c candidate, planned, limit int) string {
 	why := map[reach]string{
 		runsNowhere:   "which the app never runs: such files go first",
-		runsOnOneChip: "which the app runs only on one chip's phones: such files go before those every phone can run",
+		runsOnOneChip: "which run only on one chip's phones (the app's staged NPU path, ExecuServe): such files go before those every phone can run",
 		runsOnSome:    "which the app runs only on some phones: such files go before those any phone runs",
 		runsAnywhere:  "which any phone runs: with every other backend's windows gone the rest still do not fit",
 	}[c.reach]

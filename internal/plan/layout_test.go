@@ -128,7 +128,7 @@ func TestLayOut(t *testing.T) {
 func TestLayOutSaysWhyPerReach(t *testing.T) {
 	for _, tc := range []struct{ backend, why string }{
 		{"qnn", "of Qualcomm QNN, which the app never runs: such files go first"},
-		{"mediatek", "of MediaTek NeuroPilot, which the app runs only on one chip's phones"},
+		{"mediatek", "of MediaTek NeuroPilot, which run only on one chip's phones"},
 		{"vulkan", "of Vulkan, which the app runs only on some phones"},
 		{"xnnpack", "of XNNPACK, which any phone runs"},
 	} {
@@ -152,10 +152,11 @@ func twoMediaTekChips(t *testing.T) *config.Config {
 	return cfg
 }
 
-// TestFullQwen3Layout plans Qwen3-1.7B over every backend. With the default pipeline its
-// 38 files (QNN's 32k is over the job limit) fit the app's 40 and nothing is left out; with
-// the job limit lifted (every QNN window built) it is exactly 40, still nothing. With a
-// second MediaTek chip the 58 (or, without a job limit, 60) files would push the app's own XNNPACK and Vulkan files out
+// TestFullQwen3Layout plans Qwen3-1.7B over every backend. MediaTek's 512 window is left out
+// before the layout (no XNNPACK 512 window decodes for it, docs/research/execuserve-rules.md
+// E10). With the default pipeline its 34 files (QNN's 32k is over the job limit) fit the
+// app's 40 and nothing is left out; with the job limit lifted (every QNN window built) it is
+// 36, still nothing. With a second MediaTek chip the 50 (or, without a job limit, 52) files would push the app's own XNNPACK and Vulkan files out
 // (internal/appview TestFullQwen3Plan): the plan leaves every QNN window out first, then
 // the longest MediaTek windows, and the layout it predicts, read by appview as the app
 // reads a repo, lists every file the app runs. Each backend's plan alone (what each
@@ -175,16 +176,16 @@ func TestFullQwen3Layout(t *testing.T) {
 		planned, files int
 		leftOut        []plan.LeftOut
 	}{
-		{"default: 38 files", def, 38, 38, nil},
-		{"every QNN window: exactly 40", noLimit(defNoLimit), 40, 40, nil},
-		{"two MediaTek chips", twoMediaTekChips(t), 58, 34, []plan.LeftOut{
+		{"default: 34 files", def, 34, 34, nil},
+		{"every QNN window: 36", noLimit(defNoLimit), 36, 36, nil},
+		{"two MediaTek chips", twoMediaTekChips(t), 50, 34, []plan.LeftOut{
 			{Backend: "qnn", Window: 16384, Files: 2}, {Backend: "qnn", Window: 8192, Files: 2},
 			{Backend: "qnn", Window: 4096, Files: 2}, {Backend: "qnn", Window: 2048, Files: 2},
-			{Backend: "mediatek", Window: 16384, Files: 8}, {Backend: "mediatek", Window: 8192, Files: 8}}},
-		{"two MediaTek chips, every QNN window", noLimit(twoMediaTekChips(t)), 60, 34, []plan.LeftOut{
+			{Backend: "mediatek", Window: 16384, Files: 8}}},
+		{"two MediaTek chips, every QNN window", noLimit(twoMediaTekChips(t)), 52, 34, []plan.LeftOut{
 			{Backend: "qnn", Window: 32768, Files: 2}, {Backend: "qnn", Window: 16384, Files: 2}, {Backend: "qnn", Window: 8192, Files: 2},
 			{Backend: "qnn", Window: 4096, Files: 2}, {Backend: "qnn", Window: 2048, Files: 2},
-			{Backend: "mediatek", Window: 16384, Files: 8}, {Backend: "mediatek", Window: 8192, Files: 8}}},
+			{Backend: "mediatek", Window: 16384, Files: 8}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := plan.Build(tc.cfg, src, "")

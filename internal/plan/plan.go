@@ -180,7 +180,9 @@ func Build(cfg *config.Config, src *model.Source, only string) *Plan {
 		}
 		all = append(all, bp)
 	}
+	twins(cfg, all)
 	p.Layout = layOut(cfg, all)
+	twins(cfg, all) // a decoding window the layout left out takes its NPU window with it
 	for _, bp := range all {
 		if only != "" && bp.Backend != only {
 			continue

@@ -78,7 +78,7 @@ func TestPublishWarnsOfAWindowThePhoneCannotHold(t *testing.T) {
 	res, err := publishDir(context.Background(), c, dir, rp)
 	require.NoError(t, err)
 	require.Len(t, res.Warnings, 1)
-	require.Contains(t, res.Warnings[0], "xnnpack/SmolLM2-360M-Instruct-8da4w-32k.pte: the app offers it on 4 GB phones, which cannot hold its 32768-token KV cache")
+	require.Contains(t, res.Warnings[0], "xnnpack/SmolLM2-360M-Instruct-8da4w-32k.pte: kill trap: the app offers it on 4 GB phones, which cannot hold its 32768-token KV cache")
 	card := string(readRepo(t, srv, testRepo).files["README.md"])
 	require.Contains(t, card, "The openweights app sizes a .pte without its KV cache")
 }

@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path"
 	"sort"
 	"strings"
@@ -40,14 +41,19 @@ func Layout(ctx context.Context, dir, repo string) (appview.Repo, map[string]app
 
 // layoutOf lays windows out as one repo; each is known to be for the same repo.
 func layoutOf(ws []*Window) (appview.Repo, map[string]appview.Intent, error) {
-	out := appview.Repo{ID: ws[0].Repo, Configs: map[string][]byte{}}
+	out := appview.Repo{ID: ws[0].Repo, Configs: map[string][]byte{}, Programs: map[string]appview.Program{}}
 	intents := map[string]appview.Intent{}
 	files := map[string]int64{}
+	local := map[string]string{}
 	folders := map[string][]placed{}
 	for _, w := range ws {
 		for _, f := range append(append([]hub.CommitFile(nil), w.Files...), w.Root...) {
 			files[f.PathInRepo] = max(f.Size, int64(len(f.Content)))
+			if strings.HasSuffix(f.PathInRepo, ".pte") && f.LocalPath != "" {
+				local[f.PathInRepo] = f.LocalPath
+			}
 		}
+		maps.Copy(out.Programs, w.programs())
 		folders[w.Folder] = append(folders[w.Folder], placed{Path: w.ReportPath, Report: w.Report})
 		w.addIntents(intents)
 	}
@@ -59,6 +65,7 @@ func layoutOf(ws []*Window) (appview.Repo, map[string]appview.Intent, error) {
 		out.Configs[folder] = cfg
 		files[path.Join(folder, "config.json")] = int64(len(cfg))
 	}
+	readPrograms(local, out.Programs)
 	for p, size := range files {
 		out.Files = append(out.Files, appview.File{Path: p, Size: size})
 	}
@@ -106,7 +113,7 @@ func (w *Window) appCheck(siblings []hub.Sibling, p *Plan, cfg []byte) ([]string
 	for _, f := range p.Add {
 		files[f.PathInRepo] = max(f.Size, int64(len(f.Content)))
 	}
-	repo := appview.Repo{ID: w.Repo, Configs: map[string][]byte{w.Folder: cfg}}
+	repo := appview.Repo{ID: w.Repo, Configs: map[string][]byte{w.Folder: cfg}, Programs: w.programs()}
 	for path, size := range files {
 		repo.Files = append(repo.Files, appview.File{Path: path, Size: size})
 	}
@@ -129,5 +136,6 @@ func (w *Window) appCheck(siblings []hub.Sibling, p *Plan, cfg []byte) ([]string
 			warn = append(warn, s)
 		}
 	}
-	return warn, nil
+	esWarn, err := w.execuServeCheck(repo, intents, ptes)
+	return append(warn, esWarn...), err
 }

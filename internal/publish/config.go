@@ -68,7 +68,10 @@ type Variant struct {
 	ResidentBytes int64 `json:"device_resident_bytes,omitempty"`
 	// FitsPhonesGiB are the phone RAM classes (GiB) that can hold this window.
 	FitsPhonesGiB []int `json:"fits_phones_gib,omitempty"`
-	Methods       any   `json:"methods"`
+	// AppKillTrapPhonesGiB are the classes on which the openweights app, whose fit is blind
+	// to the window, offers this file while the phone cannot hold it (appview.KillTraps).
+	AppKillTrapPhonesGiB []int `json:"app_kill_trap_phones_gib,omitempty"`
+	Methods              any   `json:"methods"`
 	// Quality is the variant's distance from its fp32 source (VariantQuality), null where
 	// none was measured; QualityNote then says why ("not measured here: Vulkan (GPU) needs a
 	// phone").
@@ -109,7 +112,7 @@ func folderConfig(reports []placed, skipped []SkippedWindow) ([]byte, error) {
 	sort.SliceStable(rs, func(i, j int) bool { return rs[i].Report.Window.Context < rs[j].Report.Window.Context })
 	last := rs[len(rs)-1].Report
 	c := BackendConfig{
-		Runtime: "executorch", RuntimeVersion: last.Toolchain["executorch"], Backend: last.Backend,
+		Runtime: "executorch", RuntimeVersion: last.Toolchain["executorch"], Backend: configBackend(last.Backend),
 		Tokenizer: last.Tokenizer, SourceModel: last.Source.ID, SourceRevision: last.Source.SHA,
 		QNNSDKVersion: last.Toolchain["qairt"],
 	}
@@ -132,6 +135,16 @@ func folderConfig(reports []placed, skipped []SkippedWindow) ([]byte, error) {
 		return nil, fmt.Errorf("encode config.json: %w", err)
 	}
 	return append(b, '\n'), nil
+}
+
+// configBackend is what config.json says in "backend" for a report's backend: the name
+// its folder starts with (mtk for MediaTek), so that for a chip folder backend/target is
+// the folder, which is how ExecuServe finds a chip's files (docs/research/execuserve-rules.md).
+func configBackend(name string) string {
+	if b := backend.ByName(name); b != nil {
+		return b.ConfigLabel()
+	}
+	return name
 }
 
 // anyTarget is the target of a file that runs on every arm64 phone.
@@ -161,6 +174,7 @@ func variants(r *report.Report) []Variant {
 	if len(ptes) == 1 && len(side) == 0 {
 		v := base
 		v.File, v.SizeBytes, v.SHA256, v.Methods = path.Base(ptes[0].Path), ptes[0].Bytes, ptes[0].SHA256, methods(r)
+		v.AppKillTrapPhonesGiB = killTraps(r)
 		v.Coverage = coverageOf(r, 0)
 		return []Variant{v}
 	}

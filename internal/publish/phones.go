@@ -115,6 +115,7 @@ func phones(b *strings.Builder, rs []placed) {
 	b.WriteString("\n\n")
 	b.WriteString("| " + strings.Join(cols, " | ") + " |\n| " + strings.Join(rule, " | ") + " |\n")
 	b.WriteString(strings.Join(rows, "\n") + "\n\n")
+	b.WriteString(killTrapNote(rs))
 }
 
 // byCacheRows are a folder's rows for each cache it could keep at every window, fp32 first.

@@ -93,7 +93,8 @@ func TestOfflineEqualsOnline(t *testing.T) {
 		})
 		compared++
 	}
-	assert.GreaterOrEqual(t, compared, len(snapshot.Models())-1)
+	// Four have no Hub total (data/README.md): the FP8 checkpoint and the three Qwen3.5.
+	assert.GreaterOrEqual(t, compared, len(snapshot.Models())-4)
 }
 
 // comparable is a plan's JSON without what says where its metadata came from.

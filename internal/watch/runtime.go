@@ -44,10 +44,14 @@ func (w *Watcher) rebuild(state *State, sum *Summary, stamp string, st catalog.S
 	if e.Backends == nil {
 		e.Backends = map[string]*BackendState{}
 	}
-	b := e.Backends[f.Backend]
+	name := f.Backend
+	if w.BackendName != nil {
+		name = w.BackendName(name)
+	}
+	b := e.Backends[name]
 	if b == nil {
 		b = &BackendState{}
-		e.Backends[f.Backend] = b
+		e.Backends[name] = b
 	}
 	if b.Status == Pending || b.Runtime == want.String() {
 		return // queued already, or dispatched for this runtime and on its way

@@ -76,6 +76,9 @@ type Watcher struct {
 	// the re-export of files built for another runtime (rebuilds).
 	Catalog func(ctx context.Context) (*catalog.Catalog, error)
 	Runtime func(backend string) catalog.Runtime
+	// BackendName is exe-expo's name of the backend a config.json's "backend" names (it
+	// says "mtk" for MediaTek's folders, as ExecuServe reads them); nil keeps the name.
+	BackendName func(configName string) string
 	// Now stamps the state; Sleep waits between dispatch attempts (tests give fakes).
 	Now   func() time.Time
 	Sleep func(ctx context.Context, d time.Duration) error

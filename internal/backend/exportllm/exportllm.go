@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/experimentalmachines/exe-expo/internal/appview"
 	"github.com/experimentalmachines/exe-expo/internal/backend"
 	"github.com/experimentalmachines/exe-expo/internal/config"
 	"github.com/experimentalmachines/exe-expo/internal/family"
@@ -84,6 +85,7 @@ func (s Sizes) Estimate(cfg *config.Config, src *model.Source, m sizing.Model, q
 			cache = sizing.KVFP32
 		}
 	}
+	cache = s.trapCache(cfg, m, qmode, w, pte, cache)
 	z := backend.Size{KVCache: cache, KVCaches: []string{sizing.KVFP32}, KVBytesPerToken: m.KVBytesPerTokenAs(cache),
 		KVCacheBytes: m.KVCacheBytesAs(cache, w), StateBytes: m.StateBytes(), PTEBytes: pte}
 	if s.Int8KV && qmode != "fp32" && slices.Contains(m.KVCaches(), sizing.KVInt8) {
@@ -96,6 +98,27 @@ func (s Sizes) Estimate(cfg *config.Config, src *model.Source, m sizing.Model, q
 		err = errors.New(backend.OverMaxWindow(w, most, why))
 	}
 	return z, err
+}
+
+// trapCache is the one KV-cache decision's last rule: a window below int8_kv_cache_from
+// whose fp32 cache makes it a kill trap (the app, blind to the window, offers the file on a
+// phone class that cannot hold it; appview.KillTraps) keeps the int8 cache where that
+// removes a trap. From int8_kv_cache_from on, the gains-only rule already keeps int8 where
+// it does: a trap removed is a class gained. Where nothing removes a trap (Vulkan keeps fp32
+// only), config.json, appview and the card say so on the window's row.
+func (s Sizes) trapCache(cfg *config.Config, m sizing.Model, qmode string, w int, pte int64, cache string) string {
+	rc := s.Settings(cfg)
+	if cache != sizing.KVFP32 || !s.Int8KV || qmode == "fp32" || rc.Int8KVFrom <= 0 || !slices.Contains(m.KVCaches(), sizing.KVInt8) {
+		return cache
+	}
+	resident := func(c string) int64 {
+		return sizing.AddBytes(pte, m.KVCacheBytesAs(c, w), m.StateBytes(), cfg.Export.RuntimeOverheadBytes)
+	}
+	classes := cfg.Export.PhoneClasses
+	if len(appview.KillTraps(classes, pte, resident(sizing.KVInt8))) < len(appview.KillTraps(classes, pte, resident(sizing.KVFP32))) {
+		return sizing.KVInt8
+	}
+	return cache
 }
 
 // Describe is plan's recipe line: the settings' recipe on their runner tiers, after the

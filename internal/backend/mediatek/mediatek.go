@@ -18,7 +18,7 @@ import (
 
 // Backend is MediaTek's definition.
 var Backend = &backend.Backend{
-	Name: "mediatek", Title: "MediaTek NeuroPilot (APU)", AppName: "neuropilot", Rank: 40,
+	Name: "mediatek", Title: "MediaTek NeuroPilot (APU)", AppName: "neuropilot", ConfigName: "mtk", DecodesOn: "xnnpack", Rank: 40,
 	FamilyRefusals: map[string]string{
 		"qwen2_5": "the MediaTek runner's additive -100 attention mask leaks for Qwen2.5 (KL 0.013, 98% top-1 agreement with fp32), so it is not published",
 		"gemma3":  "the MediaTek scripts expect model_type gemma3, and the Hugging Face config says gemma3_text",
