@@ -7,15 +7,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 )
 
 // ExecuServe is the second consumer of exe-expo's repos: an Android server that lists the
 // organisation's repos by each backend folder's config.json, with stricter rules than the
 // app (docs/research/execuserve-rules.md, rules E1–E12). This file is its verdict.
 
-// ESRuntime is the ExecuTorch release ExecuServe links (its executorch-android
-// 1.5.1-execuserve AARs, QnnSupport.RUNTIME).
-const ESRuntime = "1.5.1"
+// ESRuntime is the ExecuTorch release ExecuServe links (its executorch-android AARs,
+// QnnSupport.RUNTIME): the fact execuserve.runtime of config/runtime-facts.yaml, checked
+// again whenever the pin moves.
+var ESRuntime = pinned.CheckedOn("execuserve.runtime")
 
 // ExecuServe's folder names (HfCatalog: BACKEND, VULKAN, QNN, NEUROPILOT).
 const (

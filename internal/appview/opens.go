@@ -6,9 +6,11 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 )
 
-// Registered are the delegates the app's stock ExecuTorch 1.5.1 runtime registers: the
+// Registered are the delegates the app's stock runtime (the pinned release) registers: the
 // app refuses, before its runner can abort the process, a .pte whose methods name any
 // other (ExecuTorchRuntime.getRegisteredBackends; docs/research/app-rules.md rule 11).
 var Registered = []string{"XnnpackBackend", "VulkanBackend"}
@@ -41,8 +43,8 @@ func (p Program) Refusal() string {
 	}
 	if len(foreign) > 0 {
 		sort.Strings(foreign)
-		return fmt.Sprintf("the app refuses to open it: it calls %s, which the app's ExecuTorch 1.5.1 runtime does not register (it registers %s)",
-			strings.Join(foreign, ", "), strings.Join(Registered, " and "))
+		return fmt.Sprintf("the app refuses to open it: it calls %s, which %s does not register (it registers %s)",
+			strings.Join(foreign, ", "), pinned.Say("app.registered-delegates"), strings.Join(Registered, " and "))
 	}
 	if p.Methods != nil && !slices.Contains(p.Methods, seqLenMethod) {
 		return "the app refuses to open it: it has no " + seqLenMethod + " method, which both of the app's runners read first"

@@ -9,18 +9,19 @@ import (
 // TestWindowDiffersFromExported holds the second half of the window rule: a variant whose
 // methods state another window than the one exe-expo exported (config.json's context, or
 // the export report) is a problem, for the app shows that other window; matching methods
-// are none.
+// are none. Every case keeps get_max_seq_len, without which the app refuses the file
+// before it reads a window (rule 11).
 func TestWindowDiffersFromExported(t *testing.T) {
 	const file = "xnnpack/Qwen3-1.7B-8da4w-2k.pte"
 	for _, tc := range []struct {
 		name, methods string
 		want          string // "" for no window problem
 	}{
-		{"methods state a longer window", `{"get_max_context_len":4096}`,
+		{"methods state a longer window", `{"get_max_context_len":4096,"get_max_seq_len":4096}`,
 			"the app shows a 4096-token window and the file was exported at 2048"},
-		{"methods state a shorter window by the forward shape", `{"forward":{"inputs":[{"shape":[1,1023]}]}}`,
+		{"methods state a shorter window by get_max_seq_len", `{"get_max_seq_len":1024}`,
 			"the app shows a 1024-token window and the file was exported at 2048"},
-		{"methods agree", `{"get_max_context_len":2048}`, ""},
+		{"methods agree", `{"get_max_context_len":2048,"get_max_seq_len":2048}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := Repo{ID: "experimentalmachines/Qwen3-1.7B-ExecuTorch",

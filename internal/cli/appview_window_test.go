@@ -22,7 +22,7 @@ func TestAppviewWindowDiffers(t *testing.T) {
 		"tokenizer.json":                  []byte("{}"),
 		"xnnpack/Qwen3-1.7B-8da4w-2k.pte": []byte("program"),
 		"xnnpack/config.json": []byte(`{"backend":"xnnpack","variants":[{"file":"Qwen3-1.7B-8da4w-2k.pte","context":2048,` +
-			`"methods":{"get_max_context_len":4096}}]}`),
+			`"methods":{"get_max_context_len":4096,"get_max_seq_len":4096}}]}`),
 	})
 	code, _, errs := run(t, "appview", "someone/Qwen3-1.7B-ExecuTorch")
 	require.Equal(t, ExitNotEligible, code, errs)

@@ -127,6 +127,17 @@ func Say(id string) string {
 	return f.Sentence()
 }
 
+// CheckedOn is the release fact id was last checked against: for a fact about another
+// program's runtime (execuserve.runtime), the release that program links.
+func CheckedOn(id string) string {
+	load()
+	f, ok := facts[id]
+	if !ok {
+		panic(fmt.Sprintf("pinned: no fact %q in config/%s", id, FactsFile))
+	}
+	return f.CheckedOn
+}
+
 // Facts lists every fact, by id.
 func Facts() []Fact {
 	load()

@@ -83,10 +83,14 @@ func TestPublishWarnsOfAWindowThePhoneCannotHold(t *testing.T) {
 	require.Contains(t, card, "The openweights app sizes a .pte without its KV cache")
 }
 
+// appNoTokenizer is the app's refusal of a repo without a tokenizer it pairs.
+const appNoTokenizer = "[tokenizer] the repo holds no tokenizer.json or tokenizer.model, so the app lists none of its .pte files"
+
 // TestPublishRefusesARepoWithNoTokenizer: the app lists no .pte of a repo that holds no
 // tokenizer.json or tokenizer.model, so a window whose commit would leave the repo without
 // one is refused, naming the repo and the files it lacks, and nothing is committed; a repo
-// that already holds one the app pairs takes the same window.
+// that holds only tokenizer.model suits the app but not ExecuServe (tokenizer.json only), so
+// it is refused for ExecuServe; tokenizer.json passes both.
 func TestPublishRefusesARepoWithNoTokenizer(t *testing.T) {
 	const file = "xnnpack/SmolLM2-360M-Instruct-8da4w-2k.pte"
 	for _, tc := range []struct {
@@ -94,12 +98,16 @@ func TestPublishRefusesARepoWithNoTokenizer(t *testing.T) {
 		repo map[string][]byte // the repo before the publish, nil for none
 		// tokenizer is the root file the report names as its tokenizer ("" for none).
 		tokenizer string
-		refused   bool
+		// refused is the refusal's text; "" for a publish that goes through.
+		refused string
 	}{
-		{name: "the report names no tokenizer, a new repo", refused: true},
-		{name: "the report names no tokenizer, a repo with a README only", repo: map[string][]byte{"README.md": []byte("# x\n")}, refused: true},
-		{name: "the report's tokenizer is one the app never pairs", tokenizer: "tokenizer_config.json", refused: true},
-		{name: "the repo already holds tokenizer.model at the root", repo: map[string][]byte{"tokenizer.model": []byte("spm")}},
+		{name: "the report names no tokenizer, a new repo", refused: appNoTokenizer},
+		{name: "the report names no tokenizer, a repo with a README only", repo: map[string][]byte{"README.md": []byte("# x\n")}, refused: appNoTokenizer},
+		{name: "the report's tokenizer is one the app never pairs", tokenizer: "tokenizer_config.json", refused: appNoTokenizer},
+		// The app pairs tokenizer.model; ExecuServe reads tokenizer.json only, so it drops the
+		// folder and publish refuses it for ExecuServe.
+		{name: "the repo already holds tokenizer.model at the root", repo: map[string][]byte{"tokenizer.model": []byte("spm")},
+			refused: "ExecuServe would drop " + file + ": [execuserve-config] " + file + ": xnnpack/: no tokenizer.json in the folder or at the root"},
 		{name: "the report's tokenizer.json", tokenizer: "tokenizer.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,13 +129,13 @@ func TestPublishRefusesARepoWithNoTokenizer(t *testing.T) {
 			require.NoError(t, report.Write(rp, r))
 
 			_, err = publishDir(context.Background(), c, dir, rp)
-			if !tc.refused {
+			if tc.refused == "" {
 				require.NoError(t, err)
 				require.Contains(t, srv.Files(testRepo, "main"), file)
 				return
 			}
 			require.ErrorContains(t, err, "to "+testRepo+": ")
-			require.ErrorContains(t, err, "[tokenizer] the repo holds no tokenizer.json or tokenizer.model, so the app lists none of its .pte files")
+			require.ErrorContains(t, err, tc.refused)
 			require.NotContains(t, srv.Files(testRepo, "main"), file, "the window is not committed")
 		})
 	}
