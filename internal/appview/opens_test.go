@@ -23,7 +23,7 @@ func TestTheAppRefusesWhatItCannotOpen(t *testing.T) {
 		{name: "no get_max_seq_len", prog: &Program{Methods: []string{"forward", "get_max_context_len"}, Delegates: []string{"XnnpackBackend"}},
 			want: "it has no get_max_seq_len method"},
 		{name: "a QNN delegate in the CPU folder", prog: &Program{Methods: []string{"forward", "get_max_seq_len"}, Delegates: []string{"QnnBackend", "XnnpackBackend"}},
-			want: "it calls QnnBackend, which the app's stock ExecuTorch 1.5.1 runtime does not register"},
+			want: "it calls QnnBackend, which the app's ExecuTorch 1.5.1 runtime does not register"},
 		{name: "not a program", prog: &Program{Unreadable: "the file is not an ExecuTorch program"}, want: "not an ExecuTorch program"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
