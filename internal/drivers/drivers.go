@@ -32,12 +32,12 @@ const (
 	driverIO = "driver_io.py"
 )
 
-//go:embed convert.py gptq.py export_with_codes.py solve_model.py qnn_launch.py optimum_export.py gate_probe.py smoke_run.py calib_rows.py driver_io.py
+//go:embed convert.py gptq.py export_with_codes.py solve_model.py qnn_launch.py optimum_export.py gate_probe.py smoke_run.py speed_run.py calib_rows.py driver_io.py
 var scripts embed.FS
 
 // Names lists the embedded drivers, so tests and tools can check every one of them.
 func Names() []string {
-	return []string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript, QNNLaunchScript, OptimumExportScript, GateProbeScript, SmokeRunScript, CalibRowsScript, driverIO}
+	return []string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript, QNNLaunchScript, OptimumExportScript, GateProbeScript, SmokeRunScript, SpeedRunScript, CalibRowsScript, driverIO}
 }
 
 // Source returns the text of one embedded driver.
