@@ -20,6 +20,9 @@ type Structure struct {
 	// OneTokenPerCall is the structural finding, Why its evidence.
 	OneTokenPerCall bool   `json:"one_token_per_call"`
 	Why             string `json:"why,omitempty"`
+	// Unread is why the file could not be read, when it could not (the structural check
+	// reports the file itself); the measured rule still applies.
+	Unread string `json:"unread,omitempty"`
 }
 
 // dynamismStatic is TensorShapeDynamism.STATIC in ExecuTorch's program schema.
@@ -51,11 +54,11 @@ func Read(p *pte.Program) Structure {
 	return st
 }
 
-// ReadFile is Read of the .pte at path.
-func ReadFile(path string) (Structure, error) {
+// ReadFile is Read of the .pte at path; a file that does not read says why in Unread.
+func ReadFile(path string) Structure {
 	p, err := pte.OpenFile(path)
 	if err != nil {
-		return Structure{}, fmt.Errorf("read %s's prefill shape: %w", path, err)
+		return Structure{Unread: fmt.Sprintf("%s does not read as a program: %s", path, err)}
 	}
-	return Read(p), nil
+	return Read(p)
 }

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/experimentalmachines/exe-expo/internal/report"
+	"github.com/experimentalmachines/exe-expo/internal/speed"
+)
+
+// speedConfig is a config folder of the embedded pipeline.yaml with refuse_slow_path set.
+func speedConfig(t *testing.T, refuse bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"pipeline.yaml", "versions.env", "fidelity-text.txt"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "config", name))
+		require.NoError(t, err)
+		if name == "pipeline.yaml" && !refuse { // the committed file refuses
+			require.Contains(t, string(b), "refuse_slow_path: true")
+			b = []byte(strings.Replace(string(b), "refuse_slow_path: true", "refuse_slow_path: false", 1))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), b, 0o644))
+	}
+	return dir
+}
+
+// TestSpeedCommands: smoke records a speed block after a passing smoke run, and keeps one
+// already there (the export job's, on ARM); speed measures again over it. A file that
+// prefills one token a call (the stand-in's "onetoken" clock) is flagged, and refused only
+// where pipeline.yaml's speed.refuse_slow_path says so.
+func TestSpeedCommands(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 not found")
+	}
+	standin, err := filepath.Abs(filepath.Join("..", "drivers", "testdata", "smoke_standin"))
+	require.NoError(t, err)
+	t.Setenv("PYTHONPATH", standin)
+	t.Setenv("GITHUB_STEP_SUMMARY", filepath.Join(t.TempDir(), "summary.md"))
+	t.Setenv("EXE_EXPO_RUNNER", "arm-8")
+
+	t.Run("smoke measures once", func(t *testing.T) {
+		t.Setenv("SMOKE_STANDIN", "answer")
+		out, path := checkFolder(t, 1000)
+		code, stdout, stderr := run(t, "smoke", out, "--python", py)
+		require.Equal(t, ExitOK, code, stderr)
+		rep, err := report.Read(path)
+		require.NoError(t, err)
+		require.NotNil(t, rep.Speed)
+		require.Len(t, rep.Speed.Runs, 1, "a 2k window of unknown chunk holds the 512-token prompt only")
+		assert.Equal(t, 512, rep.Speed.Runs[0].PromptTokens)
+		assert.InDelta(t, 250, rep.Speed.Runs[0].PrefillTokPerSec, 1e-6)
+		assert.Equal(t, "arm-8", rep.Speed.Host.Runner)
+		assert.Equal(t, speed.HostNote, rep.Speed.Host.Note)
+		assert.Empty(t, rep.Speed.SlowPath)
+		assert.Contains(t, stdout, "speed on ")
+
+		rep.Speed.Runs[0].PrefillTokPerSec = 1 // a block measured before: smoke keeps it
+		require.NoError(t, report.Write(path, rep))
+		code, _, stderr = run(t, "smoke", out, "--python", py)
+		require.Equal(t, ExitOK, code, stderr)
+		rep, err = report.Read(path)
+		require.NoError(t, err)
+		assert.InDelta(t, 1, rep.Speed.Runs[0].PrefillTokPerSec, 1e-9)
+
+		code, _, stderr = run(t, "speed", out, "--python", py) // speed measures again
+		require.Equal(t, ExitOK, code, stderr)
+		rep, err = report.Read(path)
+		require.NoError(t, err)
+		assert.InDelta(t, 250, rep.Speed.Runs[0].PrefillTokPerSec, 1e-6)
+	})
+
+	for _, tc := range []struct {
+		name   string
+		refuse bool
+		code   int
+	}{{"slow path refused", true, ExitFailed}, {"slow path recorded", false, ExitOK}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("SMOKE_STANDIN", "onetoken")
+			out, path := checkFolder(t, 1000)
+			code, stdout, stderr := run(t, "speed", out, "--python", py, "--config", speedConfig(t, tc.refuse))
+			assert.Equal(t, tc.code, code, stderr)
+			rep, err := report.Read(path)
+			require.NoError(t, err)
+			require.NotNil(t, rep.Speed)
+			require.Len(t, rep.Speed.SlowPath, 1)
+			assert.Contains(t, rep.Speed.SlowPath[0], "prefilled 20.0 tokens/s against 20.0 decoding")
+			assert.Equal(t, tc.refuse, rep.Speed.BlocksPublish)
+			assert.Contains(t, stdout, "slow path: ")
+			if tc.refuse {
+				assert.Contains(t, rep.Blockers(), "slow path (speed.refuse_slow_path): "+rep.Speed.SlowPath[0])
+			} else {
+				assert.Empty(t, rep.Blockers())
+			}
+		})
+	}
+}
