@@ -20,16 +20,19 @@ type SpeedRun struct {
 	// RefuseSlowPath is speed.refuse_slow_path: a slow path then blocks publishing.
 	RefuseSlowPath bool
 	// Again measures a report that already has a speed block; without it a block measured
-	// before (the export job's, on ARM) is kept, so the x86 smoke run does not replace it.
+	// before with figures (the export job's, on ARM) is kept, so the x86 smoke run does not
+	// replace it.
 	Again bool
 }
 
 // Measure records the speed block of the report at path, read as rep, whose file paths are
 // relative to out. A backend the host's runner cannot run, a file whose smoke run failed,
-// and a block already measured (without Again) are left as they are.
+// and a block already measured (without Again) are left as they are; a block whose runner
+// failed to load the file is measured again here, on this host, which the block names.
 func (s SpeedRun) Measure(ctx context.Context, r drivers.Runner, out, path string, rep *report.Report) error {
 	b, err := spec(rep)
-	if err != nil || !b.Smoke || rep.Smoke != nil && !rep.Smoke.Passed || rep.Speed != nil && !s.Again {
+	kept := rep.Speed != nil && rep.Speed.RunnerError == "" && !s.Again
+	if err != nil || !b.Smoke || rep.Smoke != nil && !rep.Smoke.Passed || kept {
 		return err
 	}
 	file, err := onePTE(rep)
