@@ -101,6 +101,8 @@ func initRepo(t *testing.T, dir, origin string) {
 func hub(t *testing.T) *hubtest.Server {
 	t.Helper()
 	dir := exporttest.ModelDir(t, "Qwen/Qwen3-0.6B")
+	// the chat template smoke downloads with the tokenizer, in the stand-in transformers' form
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "chat_template.jinja"), []byte("<|im_start|>user\n{content}<|im_end|>\n<|im_start|>assistant\n"), 0o644))
 	srv := hubtest.New(t)
 	_, err := srv.AddModelDir("Qwen/Qwen3-0.6B", dir, hubtest.PipelineTag("text-generation"))
 	require.NoError(t, err)
@@ -119,7 +121,7 @@ func toolchain(t *testing.T, root string, pteBytes int64) string {
 	require.NoError(t, err, "python3 runs the smoke driver")
 	script := fmt.Sprintf(`#!/bin/sh
 case "$1" in
-  *smoke_run.py) PYTHONPATH=%q exec %q "$@" ;;
+  *smoke_run.py|*speed_run.py) PYTHONPATH=%q exec %q "$@" ;;
 esac
 STANDIN_PTE_BYTES=%d exec %q "$@"
 `, filepath.Join(root, "internal", "drivers", "testdata", "smoke_standin"), py, pteBytes, filepath.Join(bin, "python-ok"))
@@ -286,6 +288,9 @@ func TestExportWorkflowUnderAct(t *testing.T) {
 	assert.Contains(t, string(card), "\nlicense: apache-2.0\n", "the source card's license in the front matter")
 	assert.Contains(t, string(card), "distributed under the same terms (apache-2.0).")
 	assert.Regexp(t, "(?m)^- `xnnpack/` 32k: .*(memory|RAM|swap)", string(card), "the card says why the skipped window is missing")
+	assert.Contains(t, string(card), `| passed ("Paris") with the chat template |`, "verify's smoke ran the source's chat template")
+	assert.Contains(t, string(card), "## Speed", "the export job timed the file")
+	assert.Contains(t, string(card), "on the export host, not a phone: ")
 	cfgJSON, err := srv.FileBytes(out, "main", "xnnpack/config.json")
 	require.NoError(t, err)
 	assert.Contains(t, string(cfgJSON), `"context": 32768`, "config.json lists the skipped window")
@@ -394,6 +399,10 @@ func TestRootActionFromAnotherRepository(t *testing.T) {
 	files := srv.Files(out, "main")
 	assert.Contains(t, files, "xnnpack/Qwen3-0.6B-8da4w-2k.pte")
 	assert.Contains(t, files, "xnnpack/config.json")
+	card, err := srv.FileBytes(out, "main", "README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(card), `| passed ("Paris") with the chat template |`, "the root action's smoke ran the source's chat template")
+	assert.Contains(t, string(card), "## Speed", "the root action's smoke timed the file")
 	assert.NotContains(t, log, "hf_e2etoken", "the token reached the log")
 }
 
