@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -12,6 +13,8 @@ import (
 
 	"github.com/experimentalmachines/exe-expo/internal/report"
 	"github.com/experimentalmachines/exe-expo/internal/speed"
+	"github.com/experimentalmachines/exe-expo/pkg/pte"
+	"github.com/experimentalmachines/exe-expo/pkg/pte/ptetest"
 )
 
 // speedConfig is a config folder of the embedded pipeline.yaml with refuse_slow_path set.
@@ -32,8 +35,8 @@ func speedConfig(t *testing.T, refuse bool) string {
 
 // TestSpeedCommands: smoke records a speed block after a passing smoke run, and keeps one
 // already there (the export job's, on ARM); speed measures again over it. A file that
-// prefills one token a call (the stand-in's "onetoken" clock) is flagged, and refused only
-// where pipeline.yaml's speed.refuse_slow_path says so.
+// prefills one token a call is flagged, and refused where pipeline.yaml's
+// speed.refuse_slow_path says so (below).
 func TestSpeedCommands(t *testing.T) {
 	py, err := exec.LookPath("python3")
 	if err != nil {
@@ -76,21 +79,25 @@ func TestSpeedCommands(t *testing.T) {
 		assert.InDelta(t, 250, rep.Speed.Runs[0].PrefillTokPerSec, 1e-6)
 	})
 
+	// A file built on purpose without dynamic shapes (enable_dynamic_shape false, so the
+	// runner feeds the prompt one token a call) is flagged by its structure, and refused
+	// only where pipeline.yaml says so.
 	for _, tc := range []struct {
 		name   string
 		refuse bool
 		code   int
-	}{{"slow path refused", true, ExitFailed}, {"slow path recorded", false, ExitOK}} {
+	}{{"static-shape file refused", true, ExitFailed}, {"static-shape file recorded", false, ExitOK}} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("SMOKE_STANDIN", "onetoken")
-			out, path := checkFolder(t, 1000)
+			t.Setenv("SMOKE_STANDIN", "answer")
+			out, path := pteFolder(t, false)
 			code, stdout, stderr := run(t, "speed", out, "--python", py, "--config", speedConfig(t, tc.refuse))
 			assert.Equal(t, tc.code, code, stderr)
 			rep, err := report.Read(path)
 			require.NoError(t, err)
 			require.NotNil(t, rep.Speed)
-			require.Len(t, rep.Speed.SlowPath, 1)
-			assert.Contains(t, rep.Speed.SlowPath[0], "prefilled 20.0 tokens/s against 20.0 decoding")
+			assert.True(t, rep.Speed.Structure.OneTokenPerCall)
+			require.Len(t, rep.Speed.SlowPath, 1, "the structure alone: the stand-in's clock prefills fast")
+			assert.Contains(t, rep.Speed.SlowPath[0], "enable_dynamic_shape is false")
 			assert.Equal(t, tc.refuse, rep.Speed.BlocksPublish)
 			assert.Contains(t, stdout, "slow path: ")
 			if tc.refuse {
@@ -100,4 +107,47 @@ func TestSpeedCommands(t *testing.T) {
 			}
 		})
 	}
+
+	// A file that prefilled at its decode rate is flagged wherever it was measured, and
+	// refused only on ARM, whose kernels are the phone's.
+	t.Run("measured slow path", func(t *testing.T) {
+		t.Setenv("SMOKE_STANDIN", "onetoken")
+		out, path := pteFolder(t, true)
+		code, _, stderr := run(t, "speed", out, "--python", py, "--config", speedConfig(t, true))
+		onARM := runtime.GOARCH == speed.PhoneArch
+		assert.Equal(t, map[bool]int{true: ExitFailed, false: ExitOK}[onARM], code, stderr)
+		rep, err := report.Read(path)
+		require.NoError(t, err)
+		require.NotNil(t, rep.Speed)
+		assert.False(t, rep.Speed.Structure.OneTokenPerCall)
+		require.Len(t, rep.Speed.SlowPath, 1)
+		assert.Contains(t, rep.Speed.SlowPath[0], "prefilled 20.0 tokens/s against 20.0 decoding")
+		assert.Equal(t, onARM, rep.Speed.BlocksPublish)
+	})
+}
+
+// pteFolder is an export folder with one XNNPACK report whose file is a real program
+// (pkg/pte/ptetest) built with or without export_llm's dynamic shapes, as sized.
+func pteFolder(t *testing.T, dynamic bool) (out, path string) {
+	t.Helper()
+	md := ptetest.ExportLLMMetadata(2048, 2048, 1, []int64{2})
+	for i := range md {
+		if md[i].Name == "enable_dynamic_shape" {
+			md[i].Value = dynamic
+		}
+	}
+	spec, err := ptetest.LLM{Backend: "xnnpack", Metadata: md}.Spec()
+	require.NoError(t, err)
+	b, err := ptetest.Build(spec)
+	require.NoError(t, err)
+	out = t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(out, "xnnpack"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "xnnpack", "m.pte"), b, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(out, "tokenizer.json"), []byte("{}"), 0o644))
+	path = filepath.Join(out, "xnnpack", report.Name("2k"))
+	require.NoError(t, report.Write(path, &report.Report{Backend: "xnnpack", Tokenizer: "tokenizer.json",
+		Source: report.Source{TotalParams: 751_632_384}, Estimates: report.Estimates{PTEBytesEstimate: int64(len(b))},
+		Window: report.Window{Context: 2048}, Metadata: pte.Metadata{"get_max_seq_len": int64(2048)},
+		Files: []report.File{{Path: "xnnpack/m.pte", Bytes: int64(len(b))}}}))
+	return out, path
 }

@@ -88,8 +88,10 @@ type Result struct {
 	// Structure is what the file says of its prefill (Structure).
 	Structure Structure `json:"structure"`
 	// SlowPath are the findings that the file prefills one token a call: the structural
-	// signal, the measured one, or both; empty when neither.
-	SlowPath []string `json:"slow_path"`
+	// signal, the measured one, or both; empty when neither. MeasuredSlow says the measured
+	// rule is among them.
+	SlowPath     []string `json:"slow_path"`
+	MeasuredSlow bool     `json:"measured_slow,omitempty"`
 	// RunnerError is why nothing was measured: the runner's failure to load the file.
 	RunnerError string `json:"runner_error,omitempty"`
 }
@@ -97,11 +99,24 @@ type Result struct {
 // Slow says whether the file takes the slow path.
 func (r *Result) Slow() bool { return r != nil && len(r.SlowPath) > 0 }
 
+// PhoneArch is the architecture whose measure speaks for a phone.
+const PhoneArch = "arm64"
+
+// Refusable says whether the findings may refuse the file (speed.refuse_slow_path): the
+// structure anywhere, the measure only where it was taken on ARM. x86's kernels are not the
+// phone's: the int8 KV cache's dequantization is a scalar loop there and NEON code on ARM,
+// so an int8-cache file can prefill at its decode rate on x86 and not on a phone (the
+// 0.6B 8k file: 20 tokens/s over 1,873 tokens on x86, docs/research/speed.md). An x86
+// finding is recorded and shown, and refuses nothing.
+func (r *Result) Refusable() bool {
+	return r != nil && (r.Structure.OneTokenPerCall || r.MeasuredSlow && r.Host.Arch == PhoneArch)
+}
+
 // Judge fills the block's findings from its runs and the file's structure: the structure
 // when it says one token a call, and every run whose prefill is not OneTokenMargin times
 // its decode.
 func Judge(r *Result) {
-	r.SlowPath = []string{}
+	r.SlowPath, r.MeasuredSlow = []string{}, false
 	if r.Structure.OneTokenPerCall {
 		r.SlowPath = append(r.SlowPath, "the file prefills one token a call: "+r.Structure.Why)
 	}
@@ -110,6 +125,7 @@ func Judge(r *Result) {
 			continue
 		}
 		if run.PrefillTokPerSec < OneTokenMargin*run.DecodeTokPerSec {
+			r.MeasuredSlow = true
 			r.SlowPath = append(r.SlowPath, fmt.Sprintf("on the %s prompt it prefilled %.1f tokens/s against %.1f decoding: no faster than %g times decode, as a file that takes one token a call",
 				run.Name, run.PrefillTokPerSec, run.DecodeTokPerSec, OneTokenMargin))
 		}

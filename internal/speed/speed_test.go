@@ -141,3 +141,26 @@ func TestReadStaticShape(t *testing.T) {
 	st = speed.Read(program(t, true))
 	assert.False(t, st.OneTokenPerCall, st.Why)
 }
+
+// TestRefusable: the structure refuses anywhere; the measure refuses only on ARM, whose
+// kernels are the phone's.
+func TestRefusable(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		arch       string
+		structural bool
+		prefill    float64
+		want       bool
+	}{
+		{"measured slow on ARM", "arm64", false, 21, true},
+		{"measured slow on x86", "amd64", false, 21, false},
+		{"structure on x86", "amd64", true, 400, true},
+		{"fast on ARM", "arm64", false, 400, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := speed.Result{Host: speed.Host{Arch: tc.arch}, Structure: speed.Structure{OneTokenPerCall: tc.structural}, Runs: []speed.Run{run(tc.prefill, 20)}}
+			speed.Judge(&r)
+			assert.Equal(t, tc.want, r.Refusable())
+		})
+	}
+}

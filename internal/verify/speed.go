@@ -52,7 +52,7 @@ func (s SpeedRun) Measure(ctx context.Context, r drivers.Runner, out, path strin
 		}
 	}
 	res := speed.FromOutput(got, s.Host, speed.ReadFile(pte), skipped)
-	res.BlocksPublish = s.RefuseSlowPath && res.Slow()
+	res.BlocksPublish = s.RefuseSlowPath && res.Refusable()
 	rep.Speed = &res
 	return report.Write(path, rep)
 }
