@@ -10,6 +10,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/drivers"
 	"github.com/experimentalmachines/exe-expo/internal/gate"
 	"github.com/experimentalmachines/exe-expo/internal/model"
+	"github.com/experimentalmachines/exe-expo/internal/pinned"
 	"github.com/experimentalmachines/exe-expo/internal/report"
 	hostrun "github.com/experimentalmachines/exe-expo/internal/run"
 	"github.com/experimentalmachines/exe-expo/internal/speed"
@@ -30,7 +31,9 @@ func speedCommand() Command {
 // run then keeps the block. It measures again over a block already there.
 func speedFlags(fs *flag.FlagSet) func(Env, []string) error {
 	var o checkOpts
-	o.flags(fs, "unused: the speed prompts are plain text")
+	fs.StringVar(&o.backend, "backend", "", "time only this backend's reports")
+	fs.StringVar(&o.python, "python", envOr("EXE_EXPO_PYTHON", "python3"), "python with "+pinned.ExecuTorch()+" installed ($EXE_EXPO_PYTHON)")
+	fs.StringVar(&o.cfgDir, "config", "", "directory holding pipeline.yaml, versions.env and the fidelity text (default: embedded)")
 	return func(env Env, args []string) error {
 		if len(args) != 1 {
 			return failf(ExitFailed, "speed: give exactly one OUT folder, as export wrote it")
