@@ -17,7 +17,8 @@ import (
 // checkSpeed requires the speed block exe-expo smoke wrote with the real runner: every
 // prompt the window holds measured, rates and the first token above zero, the memory after
 // load read, the host named, and no slow path on a file export_llm built with dynamic
-// shapes. It asserts that the figures are there, never how fast this machine is.
+// shapes. The runner stops at the model's end token, and a tiny model taught one reply may
+// end at once, so the decode rate is required only where more than one token came out. It asserts that the figures are there, never how fast this machine is.
 func checkSpeed(t *testing.T, name string, r *report.Report) {
 	t.Helper()
 	s := r.Speed
@@ -28,7 +29,10 @@ func checkSpeed(t *testing.T, name string, r *report.Report) {
 		require.Empty(t, run.RunnerError, "%s prompt", run.Name)
 		assert.Positive(t, run.PromptTokens, "%s prompt", run.Name)
 		assert.Positive(t, run.PrefillTokPerSec, "%s prompt", run.Name)
-		assert.Positive(t, run.DecodeTokPerSec, "%s prompt", run.Name)
+		assert.Positive(t, run.GeneratedTokens, "%s prompt", run.Name)
+		if run.GeneratedTokens > 1 { // a tiny model may end its reply at once: no decode to time
+			assert.Positive(t, run.DecodeTokPerSec, "%s prompt: %d tokens decoded", run.Name, run.GeneratedTokens)
+		}
 		assert.Positive(t, run.FirstTokenSeconds, "%s prompt", run.Name)
 	}
 	assert.Positive(t, s.RSSAfterLoadBytes)
@@ -52,8 +56,8 @@ func recordSpeed(t *testing.T, name string, r *report.Report) {
 	defer speedsMu.Unlock()
 	billions := float64(r.Source.TotalParams) / 1e9
 	for _, run := range r.Speed.Runs {
-		speeds[name+" "+run.Name] = fmt.Sprintf("| %s | %s | %d | %d | %.0f | %.0f | %.3f | %.1f | %.1f | %.0f |", name, run.Name, r.Source.TotalParams,
-			run.PromptTokens, run.PrefillTokPerSec, run.DecodeTokPerSec, run.FirstTokenSeconds,
+		speeds[name+" "+run.Name] = fmt.Sprintf("| %s | %s | %d | %d | %d | %.0f | %.0f | %.3f | %.1f | %.1f | %.0f |", name, run.Name, r.Source.TotalParams,
+			run.PromptTokens, run.GeneratedTokens, run.PrefillTokPerSec, run.DecodeTokPerSec, run.FirstTokenSeconds,
 			run.PrefillTokPerSec*billions, run.DecodeTokPerSec*billions, float64(r.Speed.RSSAfterLoadBytes)/1e6)
 	}
 	path := os.Getenv("REALTOOL_SPEED")
@@ -66,7 +70,7 @@ func recordSpeed(t *testing.T, name string, r *report.Report) {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString("| file | prompt | parameters | prompt tokens | prefill tok/s | decode tok/s | first token s | prefill tok/s × B params | decode tok/s × B params | RSS after load MB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| file | prompt | parameters | prompt tokens | generated tokens | prefill tok/s | decode tok/s | first token s | prefill tok/s × B params | decode tok/s × B params | RSS after load MB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, k := range keys {
 		b.WriteString(speeds[k] + "\n")
 	}

@@ -90,8 +90,8 @@ func speedRow(r *report.Report, file string, run speed.Run) string {
 	if run.RunnerError != "" {
 		return fmt.Sprintf("| `%s` | %s | %s | runner error: %s | | | |", file, cacheKind(r), run.Name, run.RunnerError)
 	}
-	return fmt.Sprintf("| `%s` | %s | %s (%d tokens) | %.1f tokens/s | %.1f tokens/s | %.2f s | %.0f MB |", file, cacheKind(r), run.Name,
-		run.PromptTokens, run.PrefillTokPerSec, run.DecodeTokPerSec, run.FirstTokenSeconds, float64(r.Speed.RSSAfterLoadBytes)/1e6)
+	return fmt.Sprintf("| `%s` | %s | %s (%d tokens) | %.1f tokens/s | %s | %.2f s | %.0f MB |", file, cacheKind(r), run.Name,
+		run.PromptTokens, run.PrefillTokPerSec, run.Decode(), run.FirstTokenSeconds, float64(r.Speed.RSSAfterLoadBytes)/1e6)
 }
 
 // speedFile is the report's program, as the files table names it.

@@ -154,6 +154,15 @@ func (run Run) Describe() string {
 	if run.RunnerError != "" {
 		return fmt.Sprintf("%s prompt: runner error: %s", run.Name, run.RunnerError)
 	}
-	return fmt.Sprintf("%s prompt (%d tokens): prefill %.1f tokens/s, decode %.1f tokens/s, first token in %.2f s",
-		run.Name, run.PromptTokens, run.PrefillTokPerSec, run.DecodeTokPerSec, run.FirstTokenSeconds)
+	return fmt.Sprintf("%s prompt (%d tokens): prefill %.1f tokens/s, decode %s, first token in %.2f s",
+		run.Name, run.PromptTokens, run.PrefillTokPerSec, run.Decode(), run.FirstTokenSeconds)
+}
+
+// Decode is the decode rate in words: the runner stops at the model's end token, so a reply
+// that ended at once leaves no interval to time, and says so.
+func (run Run) Decode() string {
+	if run.DecodeTokPerSec <= 0 {
+		return fmt.Sprintf("not timed (the reply ended after %d tokens)", run.GeneratedTokens)
+	}
+	return fmt.Sprintf("%.1f tokens/s", run.DecodeTokPerSec)
 }

@@ -109,6 +109,7 @@ func TestFromOutput(t *testing.T) {
 	assert.Contains(t, r.Line(), "arm64, 8 CPUs")
 	assert.Contains(t, r.Line(), "prefill 1024.0 tokens/s, decode 16.0 tokens/s")
 	assert.Contains(t, r.Line(), speed.HostNote)
+	assert.Equal(t, "not timed (the reply ended after 1 tokens)", speed.Run{GeneratedTokens: 1}.Decode())
 }
 
 func program(t *testing.T, dynamic bool) *pte.Program {
