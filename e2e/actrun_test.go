@@ -60,6 +60,8 @@ func initRepo(t *testing.T, dir, origin string) {
 func hub(t *testing.T) *hubtest.Server {
 	t.Helper()
 	dir := exporttest.ModelDir(t, "Qwen/Qwen3-0.6B")
+	// the chat template smoke downloads with the tokenizer, in the stand-in transformers' form
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "chat_template.jinja"), []byte("<|im_start|>user\n{content}<|im_end|>\n<|im_start|>assistant\n"), 0o644))
 	srv := hubtest.New(t)
 	_, err := srv.AddModelDir("Qwen/Qwen3-0.6B", dir, hubtest.PipelineTag("text-generation"))
 	require.NoError(t, err)
@@ -78,7 +80,7 @@ func toolchain(t *testing.T, root string, pteBytes int64) string {
 	require.NoError(t, err, "python3 runs the smoke driver")
 	script := fmt.Sprintf(`#!/bin/sh
 case "$1" in
-  *smoke_run.py) PYTHONPATH=%q exec %q "$@" ;;
+  *smoke_run.py|*speed_run.py) PYTHONPATH=%q exec %q "$@" ;;
 esac
 STANDIN_PTE_BYTES=%d exec %q "$@"
 `, filepath.Join(root, "internal", "drivers", "testdata", "smoke_standin"), py, pteBytes, filepath.Join(bin, "python-ok"))

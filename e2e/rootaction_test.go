@@ -73,5 +73,9 @@ func TestRootActionFromAnotherRepository(t *testing.T) {
 	files := srv.Files(out, "main")
 	assert.Contains(t, files, "xnnpack/Qwen3-0.6B-8da4w-2k.pte")
 	assert.Contains(t, files, "xnnpack/config.json")
+	card, err := srv.FileBytes(out, "main", "README.md")
+	require.NoError(t, err)
+	assert.Contains(t, string(card), `| passed ("Paris") with the chat template |`, "the root action's smoke ran the source's chat template")
+	assert.Contains(t, string(card), "## Speed", "the root action's smoke timed the file")
 	assert.NotContains(t, log, "hf_e2etoken", "the token reached the log")
 }

@@ -32,6 +32,7 @@ func smokeRun(t *testing.T, e exported) {
 	require.NotNil(t, r.Smoke.Stats, "the runner's stats")
 	assert.Greater(t, r.Smoke.Stats.PromptTokens, 0)
 	assert.Equal(t, 0, code, "exe-expo smoke\n%s\n%s", out, lastLines(errOut, 20))
+	checkSpeed(t, t.Name(), r)
 }
 
 var (

@@ -42,6 +42,8 @@ func TestCommandLines(t *testing.T) {
 		{"smoke, least", "smoke", nil, nil, []string{"smoke", "out"}},
 		{"smoke, all", "smoke", map[string]string{"out": "o", "backend": "xnnpack", "source": "src", "python": "py", "config": "cfg"}, nil,
 			[]string{"smoke", "o", "--source", "src", "--backend", "xnnpack", "--python", "py", "--config", "cfg"}},
+		{"smoke, the source's chat template from the Hub", "smoke", map[string]string{"source": "Qwen/Qwen3-0.6B", "revision": "abc", "work": "w"}, nil,
+			[]string{"smoke", "out", "--source", "Qwen/Qwen3-0.6B", "--revision", "abc", "--work", "w"}},
 		{"gate, least", "gate", map[string]string{"source": "fp32"}, nil, []string{"gate", "out", "--source", "fp32"}},
 		{"gate, all", "gate", map[string]string{"out": "o", "source": "Qwen/Qwen3-0.6B", "revision": "r1", "work": "w", "backend": "xnnpack", "reference": "g.json", "python": "py", "config": "cfg", "hf-token": "hf_x"}, nil,
 			[]string{"gate", "o", "--source", "Qwen/Qwen3-0.6B", "--backend", "xnnpack", "--python", "py", "--config", "cfg", "--reference", "g.json", "--revision", "r1", "--work", "w"}},

@@ -16,8 +16,9 @@ func checkArgs(e Env, command string) ([]string, error) {
 			return nil, err
 		}
 		args = append(args, "--source", source)
-	} else {
-		args = flags(args, "--source", e.GH.GetInput("source"))
+	} else if source := e.GH.GetInput("source"); source != "" {
+		// a Hub id's tokenizer files and chat template are downloaded into work
+		args = flags(args, "--source", source, "--revision", e.GH.GetInput("revision"), "--work", e.workDir("exe-expo-smoke-work", ""))
 	}
 	args = flags(args, "--backend", e.GH.GetInput("backend"), "--python", e.GH.GetInput("python"), "--config", e.GH.GetInput("config"))
 	if command == "gate" {
@@ -27,10 +28,12 @@ func checkArgs(e Env, command string) ([]string, error) {
 }
 
 // Smoke runs `exe-expo smoke` on an export folder: the size check of every file and a smoke
-// run where the x86 runner runs it. Outputs: passed ("true"/"false") and files (the .pte
+// run where the x86 runner runs it, prompted through the chat template of the source (a
+// folder, or a Hub id whose tokenizer files are downloaded with the hf-token input), and
+// the file's speed where no earlier step measured it. Outputs: passed ("true"/"false") and files (the .pte
 // files whose reports have no blocker, relative to out, as JSON) and failed (the windows
 // refused, with file and reason: what an fp32 fallback rebuilds), from the command's result.
-func Smoke(e Env) int { return runCheck(e, "smoke") }
+func Smoke(e Env) int { return runCheck(e, "smoke", hfToken) }
 
 // Gate runs `exe-expo gate` on an export folder against its fp32 source (a folder, or a Hub
 // id downloaded with the hf-token input), with the same outputs as Smoke.

@@ -22,7 +22,7 @@ func smokeCommand() Command {
 	return Command{
 		Name:    "smoke",
 		Summary: "check an export folder's files before publish: size against the estimate, and a smoke run where the x86 runner runs them",
-		Usage:   "OUT [--backend B] [--source DIR] [--python P]",
+		Usage:   "OUT [--backend B] [--source DIR|MODEL_ID [--revision R] [--work DIR]] [--python P]",
 		Flags:   smokeFlags,
 	}
 }
@@ -50,7 +50,9 @@ func (o *checkOpts) flags(fs *flag.FlagSet, sourceHelp string) {
 
 func smokeFlags(fs *flag.FlagSet) func(Env, []string) error {
 	var o checkOpts
-	o.flags(fs, "the source model folder, whose chat template renders the prompt (default: a completion prompt, recorded)")
+	o.flags(fs, "the source model folder, or its Hub id (tokenizer files downloaded into --work), whose chat template renders the prompt (default: a completion prompt, recorded)")
+	revision := fs.String("revision", "main", "Hub revision of a --source given as a Hub id")
+	work := fs.String("work", "smoke-work", "folder a --source given as a Hub id is downloaded into")
 	return func(env Env, args []string) error {
 		if len(args) != 1 {
 			return failf(ExitFailed, "smoke: give exactly one OUT folder, as export wrote it")
@@ -62,8 +64,21 @@ func smokeFlags(fs *flag.FlagSet) func(Env, []string) error {
 		if err := drivers.CheckPython(env.Ctx, o.python, smokeNeeds...); err != nil {
 			return failf(ExitFailed, "smoke: %w", err)
 		}
+		src, err := smokeSource(env, o.source, *revision, *work)
+		if err != nil {
+			return failf(ExitFailed, "smoke: %w", err)
+		}
+		sp, err := speedRun(o, args[0], false)
+		if err != nil {
+			return failf(ExitFailed, "smoke: %w", err)
+		}
+		r := drivers.Runner{Python: o.python, Log: env.Stderr}
 		return checkReports(env, "smoke", args[0], paths, func(path string) (*report.Report, error) {
-			return verify.Smoke(env.Ctx, drivers.Runner{Python: o.python, Log: env.Stderr}, args[0], o.source, path)
+			rep, err := verify.Smoke(env.Ctx, r, args[0], src, path)
+			if err != nil {
+				return nil, err
+			}
+			return rep, sp.Measure(env.Ctx, r, args[0], path, rep)
 		})
 	}
 }

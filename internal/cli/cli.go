@@ -137,6 +137,7 @@ func commandList() []Command {
 		publishCommand(),
 		smokeCommand(),
 		solveCommand(),
+		speedCommand(),
 		versionCommand(),
 		watchCommand(),
 	}

@@ -20,6 +20,8 @@ type Config struct {
 	Gate Gate `yaml:"gate"`
 	// Calibration is the GPTQ solve's calibration rows.
 	Calibration Calibration `yaml:"calibration"`
+	// Speed is what a file's measured speed decides (internal/speed).
+	Speed Speed `yaml:"speed"`
 
 	// Versions comes from versions.env, not from the YAML file.
 	Versions Versions `yaml:"-"`

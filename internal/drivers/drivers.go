@@ -35,14 +35,14 @@ const (
 // qnnLaunchParts are the modules QNNLaunchScript imports, one idea each, written beside it.
 var qnnLaunchParts = []string{"qnn_script.py", "qnn_torchtune.py", "qnn_record.py", "qnn_encodings.py", "qnn_calibfile.py", "qnn_calibrate.py"}
 
-//go:embed convert.py gptq.py export_with_codes.py solve_model.py qnn_launch.py optimum_export.py gate_probe.py smoke_run.py calib_rows.py driver_io.py
+//go:embed convert.py gptq.py export_with_codes.py solve_model.py qnn_launch.py optimum_export.py gate_probe.py smoke_run.py speed_run.py calib_rows.py driver_io.py
 //go:embed qnn_script.py qnn_torchtune.py qnn_record.py qnn_encodings.py qnn_calibfile.py qnn_calibrate.py
 var scripts embed.FS
 
 // Names lists the embedded drivers and the modules they import, so tests and tools can
 // check every one of them and WriteScripts writes them all.
 func Names() []string {
-	return append([]string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript, QNNLaunchScript, OptimumExportScript, GateProbeScript, SmokeRunScript, CalibRowsScript, driverIO},
+	return append([]string{ConvertScript, GPTQScript, ExportWithCodesScript, SolveModelScript, QNNLaunchScript, OptimumExportScript, GateProbeScript, SmokeRunScript, SpeedRunScript, CalibRowsScript, driverIO},
 		qnnLaunchParts...)
 }
 

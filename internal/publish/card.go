@@ -32,6 +32,7 @@ func CardWith(reports []placed, skipped map[string][]SkippedWindow) string {
 	files(&b, rs)
 	notBuilt(&b, skipped)
 	memory(&b, rs)
+	speedSection(&b, rs)
 	phones(&b, rs)
 	made(&b, rs)
 	license(&b, rs)
@@ -228,6 +229,8 @@ func verdict(r *report.Report, i int) string {
 		}
 		if s.TemplateError != "" {
 			v += " with a completion prompt (the chat template did not render)"
+		} else if s.Prompt != "" {
+			v += " with the chat template"
 		}
 		return v
 	}

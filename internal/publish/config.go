@@ -88,6 +88,9 @@ type Variant struct {
 	// checks' reason for refusing it. Absent for a file built with the recipe's own
 	// quantization.
 	Fallback *report.Fallback `json:"fallback,omitempty"`
+	// Speed is the file's measured speed, labelled with its host (VariantSpeed); absent
+	// where the host's runner could not run it.
+	Speed *VariantSpeed `json:"speed,omitempty"`
 	// Runner is the MediaTek runner block: the export's model facts plus the file paths.
 	Runner map[string]any `json:"runner,omitempty"`
 }
@@ -156,6 +159,7 @@ func variants(r *report.Report) []Variant {
 	base.Quality, base.QualityNote = variantQuality(r)
 	base.SimulatedQuality = simulatedQuality(r)
 	base.Fallback = r.Fallback
+	base.Speed = variantSpeed(r)
 	if base.KVCache = recordedCache(r); base.KVCache != "" {
 		base.KVBytesPerToken = kvPerToken(r)
 	}

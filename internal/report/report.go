@@ -16,6 +16,7 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/result"
 	"github.com/experimentalmachines/exe-expo/internal/run"
 	"github.com/experimentalmachines/exe-expo/internal/smoke"
+	"github.com/experimentalmachines/exe-expo/internal/speed"
 	"github.com/experimentalmachines/exe-expo/pkg/pte"
 )
 
@@ -58,8 +59,12 @@ type Report struct {
 	SizeCheck *check.SizeResult `json:"size_check,omitempty"`
 	Smoke     *smoke.Result     `json:"smoke,omitempty"`
 	Gate      *gate.Result      `json:"gate,omitempty"`
-	Stages    []StageReport     `json:"stages"`
-	Run       *Run              `json:"run,omitempty"`
+	// Speed is how fast the file ran through the runner, on which host (the export host,
+	// never a phone), and whether it prefills one token a call; absent until measured, and
+	// for a backend the host's runner cannot run.
+	Speed  *speed.Result `json:"speed,omitempty"`
+	Stages []StageReport `json:"stages"`
+	Run    *Run          `json:"run,omitempty"`
 	// Quality is how far the file is from its fp32 source in one block
 	// (docs/research/quality.md): the gate's figures (graded rows, agreement, fp32 and
 	// export means, shortfall, quiet rows) and, over the fidelity text, next-token agreement

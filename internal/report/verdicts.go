@@ -36,6 +36,9 @@ func (r *Report) Blockers() []string {
 	if r.Smoke != nil && !r.Smoke.Passed {
 		out = append(out, "smoke test failed: "+strings.Join(r.Smoke.Problems, "; "))
 	}
+	if r.Speed != nil && r.Speed.BlocksPublish {
+		out = append(out, "slow path (speed.refuse_slow_path): "+strings.Join(r.Speed.SlowPath, "; "))
+	}
 	if r.Gate != nil && !r.Gate.Passed {
 		out = append(out, "decision gate failed: "+strings.Join(r.Gate.Problems, "; "))
 	}

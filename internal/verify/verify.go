@@ -120,6 +120,9 @@ func Summary(path string, rep *report.Report) []string {
 			lines = append(lines, "  "+l)
 		}
 	}
+	if rep.Speed != nil {
+		lines = append(lines, "  "+rep.Speed.Line())
+	}
 	if q := rep.Quality; q != nil && !q.Measured && q.Simulated != nil {
 		lines = append(lines, "  quality: "+q.SimulatedLine())
 	} else if q != nil && !q.Measured && q.NotMeasured != "" {

@@ -72,7 +72,7 @@ func TestVerifyStepChecksEveryFile(t *testing.T) {
 // stops the publish.
 func TestVerifyStepGatesWithReference(t *testing.T) {
 	verifyScript := scriptAt(t, filepath.Join("testdata", "every-command", "export-xnnpack.yml"), "verify", "Check every file")
-	smokeCall := "smoke out --backend xnnpack --result "
+	smokeCall := "smoke out --backend xnnpack --source Qwen/Qwen3-0.6B --revision main --work /smoke --result "
 	gateCall := "gate out --source Qwen/Qwen3-0.6B --revision main --reference codes/gate.json --backend xnnpack --work "
 	passed := result.Outputs{Files: []string{"xnnpack/a-2k.pte", "xnnpack/a-4k.pte"}, Reports: []string{"xnnpack/export-report-2k.json", "xnnpack/export-report-4k.json"}}
 	refused := result.Outputs{Files: []string{"xnnpack/a-2k.pte"}, Reports: []string{"xnnpack/export-report-2k.json"},

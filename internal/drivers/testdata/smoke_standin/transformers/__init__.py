@@ -1,8 +1,8 @@
 """Stand-in for transformers in the drivers' tests (smoke_run.py, calib_rows.py,
 gate_probe.py's "hf" model) and the CLI's solve test.
 
-AutoTokenizer: the folder's chat template is the file template.txt with {content} in it
-(no file, no template). Untokenized, the template is applied to the last message; tokenized,
+AutoTokenizer: the folder's chat template is the file template.txt with {content} in it,
+else chat_template.jinja in the same form (no file, no template). Untokenized, the template is applied to the last message; tokenized,
 every message becomes a line "<role>: <content>" (the tools, by name, on a line after the
 system message), "assistant:" ends a generation prompt, and each whitespace-separated word
 is one token: 1 + (the sum of its UTF-8 bytes) mod (vocab - 1); 0 is EOS. encode tokenizes a
@@ -60,7 +60,10 @@ def _weights(path):
 class AutoTokenizer:
     @staticmethod
     def from_pretrained(path):
-        with open(os.path.join(path, "template.txt")) as f:
+        name = "template.txt"
+        if not os.path.exists(os.path.join(path, name)) and os.path.exists(os.path.join(path, "chat_template.jinja")):
+            name = "chat_template.jinja"  # a Hub folder's template file, downloaded with the tokenizer
+        with open(os.path.join(path, name)) as f:
             template = f.read()
         vocab = 13
         if os.path.exists(os.path.join(path, "standin_model.json")):
