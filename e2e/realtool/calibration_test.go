@@ -94,7 +94,7 @@ func TestQNNSharedCalibration(t *testing.T) {
 	python(t)
 	const window, short = 4096, 2048
 	base := t.TempDir()
-	src := metaOriginal(t, base)
+	src := sharedOriginal(t)
 	wrapper, _ := qnnPython(t, base)
 
 	// start runs one export of the tiny model; edit sets what the run differs in.

@@ -181,7 +181,7 @@ func TestQNNBeforeLowering(t *testing.T) {
 	require.NoError(t, err)
 	window := fmt.Sprint(cfg.Export.QNN.MaxContextLen)
 	base := t.TempDir()
-	src := metaOriginal(t, base)
+	src := sharedOriginal(t)
 	wrapper, sdkRoot := qnnPython(t, base)
 	work, out := filepath.Join(base, "work"), filepath.Join(base, "out")
 
