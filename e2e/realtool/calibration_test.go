@@ -91,6 +91,7 @@ func tokens(t *testing.T, log string) int {
 // RoPE tables, 4096 rows) the 4096-token graph's own, not the 2048-token graph's. Its second
 // half (calibrationFile) is the workflow's calibrate-once path, reusing the shared run.
 func TestQNNSharedCalibration(t *testing.T) {
+	t.Parallel()
 	python(t)
 	const window, short = 4096, 2048
 	base := t.TempDir()

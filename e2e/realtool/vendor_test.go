@@ -176,6 +176,7 @@ func inOrder(t *testing.T, log string, markers ...string) []int {
 // its tool, and nowhere earlier. The saved QDQ program is then measured on the CPU as the
 // export's simulated quality step measures it (checkSimulated).
 func TestQNNBeforeLowering(t *testing.T) {
+	t.Parallel()
 	python(t)
 	cfg, err := config.Default()
 	require.NoError(t, err)
@@ -304,6 +305,7 @@ func (r *mtkResult) frame(file, fn string) bool {
 // prompt, convert and export each shape of the first chunk to edge, and stop at the first
 // SDK call: the NeuroPilot partitioner's importer_v2.is_fx_node_supported.
 func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
+	t.Parallel()
 	py := python(t)
 	model := tiny(t, "lfm2.5", replyA, 1)
 	cfg, err := config.Default()
@@ -409,6 +411,7 @@ func atoi(t *testing.T, s string) int {
 // launcher serves and writes Meta's names, and SmolLM2's converter, which needs torchtune's
 // checkpointer, stops with a sentence that says so.
 func TestQNNLauncherWithoutTorchtune(t *testing.T) {
+	t.Parallel()
 	python(t)
 	qwen, smol := tiny(t, "qwen2.5", replyA, 1), tiny(t, "smollm2", replyA, 1)
 	work := t.TempDir()
