@@ -192,8 +192,8 @@ var gatedFamilies = map[string]bool{"phi4mini": true, "qwen3.5": true, "gemma3":
 
 // gateBothWays grades an export against its own source's fp32 reference (made by the gate
 // from the source, or for a family optimum-executorch builds by the solve, as the workflow
-// makes it: graded and passed) and against another model's, taught another reply (failed,
-// and further from it by every fidelity figure).
+// makes it: graded and passed) and against another model's, taught another reply
+// (otherModel: failed, and further from it by every fidelity figure).
 func gateBothWays(t *testing.T, e exported, name string) {
 	t.Helper()
 	own := filepath.Join(t.TempDir(), "own-gate.json")
@@ -209,7 +209,7 @@ func gateBothWays(t *testing.T, e exported, name string) {
 	t.Logf("gate against its own source: %.3f (fp32 %.3f) on %d rows; next token %.4f over %d positions, mean KL %.5f (max %.4f)",
 		r.Gate.ExportMean, r.Gate.FP32Mean, r.Gate.Graded, right.NextTokenAgreement, right.Positions, right.MeanKL, right.MaxKL)
 
-	other := tiny(t, name, replyB, 2)
+	other := otherModel(t)
 	code, out, errOut := exeExpo(t, "gate", e.out, "--source", other, "--reference", filepath.Join(t.TempDir(), "other-gate.json"), "--python", python(t))
 	assert.Equal(t, 2, code, "gate against another model's reference must fail\n%s\n%s", out, lastLines(errOut, 20))
 	r = readReport(t, e)

@@ -150,3 +150,14 @@ func sharedOriginal(t *testing.T) string {
 		return src, nil
 	})
 }
+
+// otherModel is the model every check holds an export against as "another model": the tiny
+// Qwen3 taught replyB (seed 2). A gate or simulated measure runs the fp32 model and the
+// export on the same tokens (the source folder's tokenizer and chat template), so another
+// family's model taught another reply does what a same-family one did, fail the export
+// and sit further from it by every fidelity figure, and one build serves the gate of every
+// family, the solve's gate and the QNN simulated measure instead of one build each.
+func otherModel(t *testing.T) string {
+	t.Helper()
+	return tiny(t, "qwen3", replyB, 2)
+}

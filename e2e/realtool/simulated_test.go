@@ -17,13 +17,12 @@ import (
 
 // checkSimulated measures the QDQ program Qualcomm's script saved (program, built from
 // the tiny Llama 3.2 at own) on the CPU over the fidelity text, as a QNN export does after
-// llama.py (export.Simulation), against own's fp32 and against another model's: the tiny
-// Qwen3 taught replyB (other weights, seed and reply; a Qwen3 layer beside Llama's and a
-// tokenizer trained on the same corpus with Qwen's special tokens), which TestSolveExportGate
-// builds too, so no second tiny Llama 3.2 is built for it. Both measures run the program and
-// the fp32 model on the same tokens (the source folder's tokenizer), so against its own source
-// the quantized program must mostly agree with fp32 and against the other model it must not:
-// the figure measures the program, not the text.
+// llama.py (export.Simulation), against own's fp32 and against another model's (otherModel,
+// the tiny Qwen3 taught replyB: other weights, seed and reply, a tokenizer trained on the same
+// corpus with Qwen's special tokens; no second tiny Llama 3.2 is built for it). Both measures
+// run the program and the fp32 model on the same tokens (the source folder's tokenizer), so
+// against its own source the quantized program must mostly agree with fp32 and against the
+// other model it must not: the figure measures the program, not the text.
 func checkSimulated(t *testing.T, program, own string) {
 	t.Helper()
 	cfg, err := config.Default()
@@ -41,7 +40,7 @@ func checkSimulated(t *testing.T, program, own string) {
 	assert.Equal(t, min(text.Tokens, cfg.Export.QNN.MaxContextLen), f.Positions, "the text's tokens, bounded by the window")
 	assert.Equal(t, text.ID, f.Text)
 
-	sim.Source = tiny(t, "qwen3", replyB, 2)
+	sim.Source = otherModel(t)
 	g, err := sim.Measure(context.Background())
 	require.NoError(t, err, "the simulated measure against another model:\n%s", lastLines(log.String(), 20))
 	t.Logf("other fp32: %s", gate.Quality{Simulated: g}.SimulatedLine())

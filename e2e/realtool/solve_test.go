@@ -81,7 +81,7 @@ for n, c in codes.items():
 
 	// Another model's reference: model B was taught another reply, so the file puts no
 	// probability on B's tokens.
-	other := tiny(t, family, replyB, 2)
+	other := otherModel(t)
 	code, gout, errOut := exeExpo(t, "gate", e.out, "--source", other, "--reference", filepath.Join(t.TempDir(), "b-gate.json"), "--python", python(t))
 	assert.Equal(t, 2, code, "gate against another model's reference must fail\n%s\n%s", gout, lastLines(errOut, 20))
 	r = readReport(t, e)
