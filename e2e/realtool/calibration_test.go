@@ -91,10 +91,11 @@ func tokens(t *testing.T, log string) int {
 // RoPE tables, 4096 rows) the 4096-token graph's own, not the 2048-token graph's. Its second
 // half (calibrationFile) is the workflow's calibrate-once path, reusing the shared run.
 func TestQNNSharedCalibration(t *testing.T) {
+	t.Parallel()
 	python(t)
 	const window, short = 4096, 2048
 	base := t.TempDir()
-	src := metaOriginal(t, base)
+	src := sharedOriginal(t)
 	wrapper, _ := qnnPython(t, base)
 	runs := qnnRuns{t: t, base: base, src: src, wrapper: wrapper, window: window}
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -28,19 +29,16 @@ type exported struct {
 	report           *report.Report
 }
 
-// export runs exe-expo export with the real toolchain and reads its report back. Exports
-// without extra flags are made once per package run and shared (under the package's
-// folder); a test that changes one works on a copy (copyExport).
+// export runs exe-expo export with the real toolchain and reads its report back. Each
+// export is made once per package run for its options (extra flags included) and shared
+// (under the package's folder): tests read it, and a test that writes into it (smoke, gate)
+// works on a copy (copyExport).
 func export(t *testing.T, backend, family, reply string, seed int, extra ...string) exported {
 	t.Helper()
 	// Skip (or fail, under EXE_EXPO_CI) here, not inside once.Do below: a skip there would
 	// leave the once done with nothing in it, failing every later test that shares it.
 	python(t)
-	if len(extra) > 0 {
-		c := exportArgs(t, backend, family, reply, seed, append([]string{"--keep-work"}, extra...)...)
-		return runExport(t, c, backend, family, reply, seed)
-	}
-	key := fmt.Sprintf("%s|%s|%s|%d", backend, family, reply, seed)
+	key := strings.Join(append([]string{backend, family, reply, fmt.Sprint(seed)}, extra...), "|")
 	exportsMu.Lock()
 	o, ok := exports[key]
 	if !ok {
@@ -54,17 +52,20 @@ func export(t *testing.T, backend, family, reply string, seed int, extra ...stri
 			o.err = err.Error()
 			return
 		}
-		c := exportArgs(t, backend, family, reply, seed, "--keep-work")
+		c := exportArgs(t, backend, family, reply, seed, append([]string{"--keep-work"}, extra...)...)
 		c.out, c.dir = filepath.Join(dir, "out"), filepath.Join(dir, "work")
 		c.args = withFolders(c.args, c.out, c.dir)
+		start := time.Now()
 		code, stdout, stderr := exeExpo(t, c.args...)
 		if code != 0 {
 			o.err = fmt.Sprintf("exe-expo %s: exit %d\n%s\n%s", strings.Join(c.args, " "), code, stdout, lastLines(stderr, 40))
 			return
 		}
+		built(t, "export", key, start)
 		o.e = readExport(t, c, backend, family, reply, seed)
 	})
 	require.Empty(t, o.err)
+	require.NotNil(t, o.e.report, "the export %s failed in the test that made it (see its output)", key)
 	return o.e
 }
 
@@ -77,12 +78,6 @@ type exportOnce struct {
 	once sync.Once
 	e    exported
 	err  string
-}
-
-func runExport(t *testing.T, c exportCall, backend, family, reply string, seed int) exported {
-	t.Helper()
-	mustExeExpo(t, c.args...)
-	return readExport(t, c, backend, family, reply, seed)
 }
 
 func readExport(t *testing.T, c exportCall, backend, family, reply string, seed int) exported {
@@ -197,8 +192,8 @@ var gatedFamilies = map[string]bool{"phi4mini": true, "qwen3.5": true, "gemma3":
 
 // gateBothWays grades an export against its own source's fp32 reference (made by the gate
 // from the source, or for a family optimum-executorch builds by the solve, as the workflow
-// makes it: graded and passed) and against another model's, taught another reply (failed,
-// and further from it by every fidelity figure).
+// makes it: graded and passed) and against another model's, taught another reply
+// (otherModel: failed, and further from it by every fidelity figure).
 func gateBothWays(t *testing.T, e exported, name string) {
 	t.Helper()
 	own := filepath.Join(t.TempDir(), "own-gate.json")
@@ -214,7 +209,7 @@ func gateBothWays(t *testing.T, e exported, name string) {
 	t.Logf("gate against its own source: %.3f (fp32 %.3f) on %d rows; next token %.4f over %d positions, mean KL %.5f (max %.4f)",
 		r.Gate.ExportMean, r.Gate.FP32Mean, r.Gate.Graded, right.NextTokenAgreement, right.Positions, right.MeanKL, right.MaxKL)
 
-	other := tiny(t, name, replyB, 2)
+	other := otherModel(t)
 	code, out, errOut := exeExpo(t, "gate", e.out, "--source", other, "--reference", filepath.Join(t.TempDir(), "other-gate.json"), "--python", python(t))
 	assert.Equal(t, 2, code, "gate against another model's reference must fail\n%s\n%s", out, lastLines(errOut, 20))
 	r = readReport(t, e)
@@ -232,10 +227,7 @@ func gateBothWays(t *testing.T, e exported, name string) {
 // workflow's export job builds without them and its verify job still gates every file.
 func solveReference(t *testing.T, e exported, name string) string {
 	t.Helper()
-	f, err := tinymodel.Lookup(name)
-	require.NoError(t, err)
-	dir := filepath.Join(t.TempDir(), "codes")
-	mustExeExpo(t, "solve", e.model, "--id", f.ID, "--out", filepath.Join(dir, "codes.pt"), "--work", filepath.Join(t.TempDir(), "solve-work"), "--python", python(t))
+	dir := solveOnce(t, name, replyA, 1) // e's model: TestExportXNNPACK exports replyA, seed 1
 	assert.NoFileExists(t, filepath.Join(dir, "codes.pt"), "no codes for optimum-executorch's route")
 	var solved solve.Result
 	readJSON(t, filepath.Join(dir, "solve.json"), &solved)

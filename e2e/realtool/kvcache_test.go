@@ -28,7 +28,7 @@ func TestInt8KVCache(t *testing.T) {
 	fp32 := fidelity(t, readReport(t, base))
 	cacheRead(t, base, "fp32", 512)
 
-	e := export(t, "xnnpack", family, replyA, 1, "--config", int8Config(t, window))
+	e := copyExport(t, export(t, "xnnpack", family, replyA, 1, "--config", int8Config(t, window)))
 	assert.Equal(t, "int8", e.report.Recipe["kv_cache_dtype"])
 	require.Len(t, e.report.Files, 1)
 	assert.Contains(t, e.report.Files[0].Path, "-kv8-", "the name says the cache is int8")

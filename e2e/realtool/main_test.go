@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/experimentalmachines/exe-expo/internal/pinned"
 
@@ -66,6 +67,7 @@ func TestMain(m *testing.M) {
 		os.Setenv("OMP_NUM_THREADS", "1")
 	}
 	code := m.Run()
+	fmt.Println(buildSummary())
 	if os.Getenv("REALTOOL_KEEP") == "" {
 		os.RemoveAll(dir)
 	}
@@ -126,8 +128,12 @@ func tiny(t *testing.T, family, reply string, seed int) string {
 		}
 		// The folder is named as the Hub model is, so export names its files as it would.
 		dir := filepath.Join(root, "models", fmt.Sprintf("%s-%d", family, seed), filepath.Base(f.ID))
+		start := time.Now()
 		_, m.err = tinymodel.Build(context.Background(), py, cfg, f, dir, tinymodel.Options{Seed: seed, Reply: reply})
 		m.dir = dir
+		if m.err == nil {
+			built(t, "tiny model", key, start)
+		}
 	})
 	require.NoError(t, m.err)
 	return m.dir

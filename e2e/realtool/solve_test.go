@@ -16,7 +16,6 @@ import (
 	"github.com/experimentalmachines/exe-expo/internal/gate"
 	"github.com/experimentalmachines/exe-expo/internal/publish"
 	"github.com/experimentalmachines/exe-expo/internal/report"
-	"github.com/experimentalmachines/exe-expo/internal/tinymodel"
 )
 
 // TestSolveExportGate is the GPTQ path for real: exe-expo solve continues the calibration
@@ -27,11 +26,8 @@ import (
 func TestSolveExportGate(t *testing.T) {
 	t.Parallel()
 	const family = "qwen3"
-	f, err := tinymodel.Lookup(family)
-	require.NoError(t, err)
 	model := tiny(t, family, replyA, 1)
-	codes := filepath.Join(t.TempDir(), "codes", "codes.pt")
-	mustExeExpo(t, "solve", model, "--id", f.ID, "--out", codes, "--work", filepath.Join(t.TempDir(), "solve-work"), "--python", python(t))
+	codes := filepath.Join(solveOnce(t, family, replyA, 1), "codes.pt")
 
 	var solved struct {
 		Linears               int `json:"linears"`
@@ -66,7 +62,7 @@ for n, c in codes.items():
 	assert.Equal(t, 32, ref.Fidelity.TopK)
 	assert.NoError(t, ref.Fidelity.CheckReference())
 
-	e := export(t, "xnnpack", family, replyA, 1, "--codes", codes)
+	e := copyExport(t, export(t, "xnnpack", family, replyA, 1, "--codes", codes))
 	assert.Equal(t, "gptq", e.report.Recipe["int4_codes"], "the report names the codes")
 	t.Run("wrong codes", func(t *testing.T) { wrongCodes(t, family, codes) })
 	checkFile(t, e, "XnnpackBackend")
@@ -85,7 +81,7 @@ for n, c in codes.items():
 
 	// Another model's reference: model B was taught another reply, so the file puts no
 	// probability on B's tokens.
-	other := tiny(t, family, replyB, 2)
+	other := otherModel(t)
 	code, gout, errOut := exeExpo(t, "gate", e.out, "--source", other, "--reference", filepath.Join(t.TempDir(), "b-gate.json"), "--python", python(t))
 	assert.Equal(t, 2, code, "gate against another model's reference must fail\n%s\n%s", gout, lastLines(errOut, 20))
 	r = readReport(t, e)

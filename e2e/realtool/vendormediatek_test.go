@@ -57,6 +57,7 @@ func (r *mtkResult) frame(file, fn string) bool {
 // prompt, convert and export each shape of the first chunk to edge, and stop at the first
 // SDK call: the NeuroPilot partitioner's importer_v2.is_fx_node_supported.
 func TestMediaTekLFM2OverlayBuilds(t *testing.T) {
+	t.Parallel()
 	py := python(t)
 	model := tiny(t, "lfm2.5", replyA, 1)
 	cfg, err := config.Default()

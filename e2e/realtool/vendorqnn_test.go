@@ -113,12 +113,13 @@ func inOrder(t *testing.T, log string, markers ...string) []int {
 // its tool, and nowhere earlier. The saved QDQ program is then measured on the CPU as the
 // export's simulated quality step measures it (checkSimulated).
 func TestQNNBeforeLowering(t *testing.T) {
+	t.Parallel()
 	python(t)
 	cfg, err := config.Default()
 	require.NoError(t, err)
 	window := fmt.Sprint(cfg.Export.QNN.MaxContextLen)
 	base := t.TempDir()
-	src := metaOriginal(t, base)
+	src := sharedOriginal(t)
 	wrapper, sdkRoot := qnnPython(t, base)
 	work, out := filepath.Join(base, "work"), filepath.Join(base, "out")
 
@@ -228,6 +229,7 @@ func measuredQDQ(t *testing.T, log, base, work, window, src string) {
 // launcher serves and writes Meta's names, and SmolLM2's converter, which needs torchtune's
 // checkpointer, stops with a sentence that says so.
 func TestQNNLauncherWithoutTorchtune(t *testing.T) {
+	t.Parallel()
 	python(t)
 	qwen, smol := tiny(t, "qwen2.5", replyA, 1), tiny(t, "smollm2", replyA, 1)
 	work := t.TempDir()
