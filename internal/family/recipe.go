@@ -24,11 +24,6 @@ type LLMPlan struct {
 	// and refused by export, never built.
 	MaxWindow   int    `json:"max_window,omitempty"`
 	WindowLimit string `json:"window_limit,omitempty"`
-	// StaticShape exports forward for one token a call (enable_dynamic_shape false), as
-	// ExecuTorch's own Qwen3.5 recipe does: its gated DeltaNet is exported and tested only
-	// that way (examples/models/qwen3_5, "keep enable_dynamic_shape=False"), so the runner
-	// prefills a token a step.
-	StaticShape bool `json:"static_shape,omitempty"`
 }
 
 // Unsupported is a refusal: the sentence says why, in words a user understands.
@@ -366,7 +361,7 @@ func qwen35Plan(a model.Arch, plan *LLMPlan) error {
 	if d.ValueHeads%d.KeyHeads != 0 {
 		return refuse("%d DeltaNet value heads do not divide into %d key heads", d.ValueHeads, d.KeyHeads)
 	}
-	plan.ModelClass, plan.Converter, plan.HFRope, plan.StaticShape = modelClass("qwen3_5", shapeOf(a, a.Intermediate)), "qwen3_5", true, true
+	plan.ModelClass, plan.Converter, plan.HFRope = modelClass("qwen3_5", shapeOf(a, a.Intermediate)), "qwen3_5", true
 	p := plan.Params
 	delete(p, "ffn_dim_multiplier")
 	types := slices.Clone(a.LayerTypes)
