@@ -89,6 +89,7 @@ def program_ids(plan, prompt):
     from executorch.extension.pybindings.portable_lib import _load_for_executorch
     import gate_probe  # written beside this script: the positions convention
 
+    load_runner()  # the custom ops and quantized kernels the program calls
     ids = Tokenizer.from_file(plan["tokenizer"]).encode(prompt, add_special_tokens=False).ids
     m = _load_for_executorch(plan["pte"])
     try:
