@@ -25,10 +25,16 @@ type KVCache struct {
 // scalarInt8 is the int8 element type (c10::ScalarType numbering).
 const scalarInt8 pte.ScalarType = 1
 
+// shapeStatic is TensorShapeDynamism.STATIC: a cache buffer's shape; a call's activations
+// are DYNAMIC_BOUND (1) in a dynamic-shape program.
+const shapeStatic = 0
+
 // ReadKVCache finds forward's KV cache of window positions: the planned rank-4 tensors of
-// shape [1, window, ·, ·] at distinct places in memory (an in-place update's output shares
-// its input's place). Activations are never that long: export_llm bounds a call's tokens
-// at max_seq_len − 1. nil when the program has no such tensor.
+// static shape [1, window, ·, ·] at distinct places in memory (an in-place update's output
+// shares its input's place). An activation can be as long, where a call takes the whole
+// window (exe-expo bounds a call's tokens at max_seq_len, which is the window when the
+// window is the prefill chunk), but its token dimension is dynamic: written at its bound,
+// with a dynamic shape. nil when the program has no such tensor.
 func ReadKVCache(prog *pte.Program, window int64) *KVCache {
 	m := prog.Method("forward")
 	if m == nil || window <= 0 {
@@ -43,7 +49,7 @@ func ReadKVCache(prog *pte.Program, window int64) *KVCache {
 	kv := &KVCache{Cache: sizing.KVFP32}
 	for _, v := range m.Values {
 		t := v.Tensor
-		if v.Kind != pte.KindTensor || t == nil || !t.Allocated || len(t.Sizes) != 4 || t.Sizes[0] != 1 || int64(t.Sizes[1]) != window {
+		if v.Kind != pte.KindTensor || t == nil || !t.Allocated || t.Dynamism != shapeStatic || len(t.Sizes) != 4 || t.Sizes[0] != 1 || int64(t.Sizes[1]) != window {
 			continue
 		}
 		at := place{t.MemoryID, t.MemoryOffset}

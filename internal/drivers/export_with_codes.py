@@ -2,6 +2,7 @@
 
 exe-expo driver: command line in (the recipe decides every flag), ExecuTorch's own output.
   export_with_codes.py --config export_llm.yaml [--codes codes.pt] [--lfm2-state-fix]
+                       [--full-chunk]
 
 --codes: after export_llm's 8da4w quantizer has built its int4 tensors, every linear named
   in codes.pt ({"layers.<i>.<module>" | "output": {"qdata": int8 [out,in],
@@ -11,6 +12,11 @@ exe-expo driver: command line in (the recipe decides every flag), ExecuTorch's o
 --lfm2-state-fix: LFM2's short convolution reads its state as zeros when a sequence starts
   (input_pos 0), so a prefill after another conversation does not mix the two. The state is
   multiplied by clamp(input_pos[0], max=1): Vulkan has no kernel for aten.gt, so no compare.
+--full-chunk: the token dimension of a dynamic-shape program is exported up to
+  max_seq_length, the get_max_seq_len its metadata says. Stock export_llm bounds it at
+  max_seq_length - 1 (extension/llm/export/builder.py), so ExecuTorch's own runner, which
+  prefills chunks of get_max_seq_len, failed on every prompt longer than one chunk
+  ("Attempted to resize a bounded tensor with a maximum capacity of 2047 elements").
 """
 
 import argparse
@@ -123,12 +129,33 @@ def apply_lfm2_state_fix():
     log("LFM2 short-convolution state resets at input_pos 0")
 
 
+def apply_full_chunk():
+    """Bounds the token dimension at max_seq_len where the builder would pick its own
+    dynamic shapes (a KV-cache program: tokens [1, n] and input_pos [1])."""
+    import torch
+
+    b = importlib.import_module("executorch.extension.llm.export.builder")
+    original = b.LLMEdgeManager.__init__
+
+    def init(self, *args, **kwargs):
+        chosen = kwargs.get("dynamic_shapes")
+        original(self, *args, **kwargs)
+        if not chosen and self.enable_dynamic_shape and self.use_kv_cache:
+            self.dynamic_shapes = ({1: torch.export.Dim("token_dim", max=self.max_seq_len)}, {"input_pos": {0: 1}})
+            log("token dimension bounded at %d, the get_max_seq_len the metadata says" % self.max_seq_len)
+
+    b.LLMEdgeManager.__init__ = init
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--config", required=True)
     p.add_argument("--codes")
     p.add_argument("--lfm2-state-fix", action="store_true")
+    p.add_argument("--full-chunk", action="store_true")
     args = p.parse_args(argv)
+    if args.full_chunk:
+        apply_full_chunk()
     if args.lfm2_state_fix:
         apply_lfm2_state_fix()
     if args.codes:

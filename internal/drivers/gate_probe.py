@@ -123,9 +123,9 @@ def pte_model(torch, path):
 
     def last(ids):
         m = _load_for_executorch(path)
-        # export_llm's programs take at most max_seq_len - 1 tokens a call (the token
-        # dimension is exported as Dim(max=max_seq_len - 1)), though get_max_seq_len says
-        # max_seq_len.
+        # The app's chunk, get_max_seq_len - 1 tokens a call: the bound of a file exported
+        # by stock export_llm (Dim(max=max_seq_len - 1)); exe-expo's files take the full
+        # get_max_seq_len since issue 48 (docs/research/chunked-prefill.md).
         chunk = max(1, int(m.run_method("get_max_seq_len", ())[0]) - 1)
         if not dynamic_shape(m):
             chunk = 1

@@ -35,7 +35,7 @@ func qwen35Plan(a model.Arch, plan *LLMPlan) error {
 	if d.ValueHeads%d.KeyHeads != 0 {
 		return refuse("%d DeltaNet value heads do not divide into %d key heads", d.ValueHeads, d.KeyHeads)
 	}
-	plan.ModelClass, plan.Converter, plan.HFRope, plan.StaticShape = modelClass("qwen3_5", shapeOf(a, a.Intermediate)), "qwen3_5", true, true
+	plan.ModelClass, plan.Converter, plan.HFRope = modelClass("qwen3_5", shapeOf(a, a.Intermediate)), "qwen3_5", true
 	p := plan.Params
 	delete(p, "ffn_dim_multiplier")
 	types := slices.Clone(a.LayerTypes)

@@ -20,11 +20,6 @@ type LLMPlan struct {
 	// and refused by export, never built.
 	MaxWindow   int    `json:"max_window,omitempty"`
 	WindowLimit string `json:"window_limit,omitempty"`
-	// StaticShape exports forward for one token a call (enable_dynamic_shape false), as
-	// ExecuTorch's own Qwen3.5 recipe does: its gated DeltaNet is exported and tested only
-	// that way (examples/models/qwen3_5, "keep enable_dynamic_shape=False"), so the runner
-	// prefills a token a step.
-	StaticShape bool `json:"static_shape,omitempty"`
 }
 
 // Unsupported is a refusal: the sentence says why, in words a user understands.

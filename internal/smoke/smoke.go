@@ -39,6 +39,10 @@ type Output struct {
 	// Tokens are the generated pieces in order; Reply their concatenation.
 	Tokens []string `json:"tokens"`
 	Reply  string   `json:"reply"`
+	// ReplyFrom is "runner", or "program" when the Python binding could not hand a piece
+	// over as text (part of a UTF-8 character, which the app's JNI layer buffers) and the
+	// driver decoded the same greedy generation's token ids itself.
+	ReplyFrom string `json:"reply_from"`
 	// RunnerError is "<Type>: <message>" of an exception the runner raised.
 	RunnerError string `json:"runner_error"`
 	// Stats is the runner's stats JSON (ExecuTorch's stats_to_json_string).
@@ -61,6 +65,7 @@ type Result struct {
 	Prompt         string   `json:"prompt"`
 	TemplateError  string   `json:"template_error"`
 	Reply          string   `json:"reply"`
+	ReplyFrom      string   `json:"reply_from,omitempty"`
 	Tokens         int      `json:"tokens"`
 	Answered       bool     `json:"answered"`
 	AnswerRequired bool     `json:"answer_required"`
@@ -70,7 +75,7 @@ type Result struct {
 // Judge applies the smoke rules to the driver's output for a model of totalParams.
 func Judge(out Output, totalParams int64) Result {
 	r := Result{Kind: "smoke", Problems: []string{}, Prompt: out.Prompt, TemplateError: out.TemplateError,
-		Reply: out.Reply, Tokens: len(out.Tokens), Stats: out.Stats,
+		Reply: out.Reply, ReplyFrom: out.ReplyFrom, Tokens: len(out.Tokens), Stats: out.Stats,
 		Answered:       strings.Contains(strings.ToLower(out.Reply), Answer),
 		AnswerRequired: totalParams >= AnswerRequiredFromParams}
 	if out.RunnerError != "" {

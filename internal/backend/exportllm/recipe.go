@@ -217,7 +217,7 @@ func (j *llmJob) config(req recipe.Request, ptePath, checkpoint, metaJSON string
 	y.Base.Checkpoint = checkpoint
 	y.Base.Metadata = metaJSON
 	y.Model.DtypeOverride = "fp32"
-	y.Model.EnableDynamicShape = !j.plan.StaticShape
+	y.Model.EnableDynamicShape = true
 	y.Model.UseSDPAWithKVCache = true
 	y.Model.UseKVCache = true
 	y.Model.QuantizeKVCache = j.kv == sizing.KVInt8
@@ -245,14 +245,13 @@ func (j *llmJob) config(req recipe.Request, ptePath, checkpoint, metaJSON string
 	return yb.Bytes(), nil
 }
 
-// argv runs export_llm, or our wrapper when GPTQ codes are injected or LFM2's state reset
-// needs fixing.
+// argv runs export_llm through our wrapper: every file gets the token dimension its
+// get_max_seq_len says (--full-chunk; stock export_llm bounds it one below, and the stock
+// runner's prefill of a prompt longer than a chunk then fails, docs/research/chunked-prefill.md),
+// and the wrapper also injects GPTQ codes and fixes LFM2's state reset.
 func (j *llmJob) argv(req recipe.Request) []string {
 	configPath := filepath.Join(req.Work, "export_llm.yaml")
-	if req.Codes == "" && !j.lfm2 {
-		return []string{req.Python, "-m", "executorch.extension.llm.export.export_llm", "--config", configPath}
-	}
-	argv := []string{req.Python, filepath.Join(req.Work, "drivers", "export_with_codes.py"), "--config", configPath}
+	argv := []string{req.Python, filepath.Join(req.Work, "drivers", "export_with_codes.py"), "--config", configPath, "--full-chunk"}
 	if req.Codes != "" {
 		argv = append(argv, "--codes", req.Codes)
 	}
@@ -279,11 +278,7 @@ func llmFields(cfg *config.Config, j *llmJob, req recipe.Request) map[string]any
 		}
 		desc = fmt.Sprintf("ExecuTorch %s `export_llm`: 8-bit dynamic activations and 4-bit weights in groups of %d, int8 per-channel embeddings", cfg.Versions.ExecuTorch, rc.GroupSize)
 	}
-	prefill := ", prefill chunk " + strconv.Itoa(j.seq)
-	if j.plan.StaticShape {
-		prefill = ", static shapes (prefill one token a step)"
-	}
-	desc += j.t.Describes + prefill + ", " + kvText(j.kv) + "."
+	desc += j.t.Describes + ", prefill chunk " + strconv.Itoa(j.seq) + ", " + kvText(j.kv) + "."
 	if j.kv == sizing.KVInt8 {
 		label += ", int8 KV cache"
 	}
