@@ -3,6 +3,7 @@ package realtool
 import (
 	"fmt"
 	"os"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -18,7 +19,8 @@ import (
 // prompt the window holds measured, rates and the first token above zero, the memory after
 // load read, the host named, and no slow path on a file export_llm built with dynamic
 // shapes. The runner stops at the model's end token, and a tiny model taught one reply may
-// end at once, so the decode rate is required only where more than one token came out. It asserts that the figures are there, never how fast this machine is.
+// end at once, so a decode rate of 0 must be said to be untimed. It asserts that the figures
+// are there, never how fast this machine is.
 func checkSpeed(t *testing.T, name string, r *report.Report) {
 	t.Helper()
 	s := r.Speed
@@ -26,12 +28,18 @@ func checkSpeed(t *testing.T, name string, r *report.Report) {
 	require.Empty(t, s.RunnerError, "the runner failed to load the file")
 	require.NotEmpty(t, s.Runs, "no prompt measured (skipped: %v)", s.Skipped)
 	for _, run := range s.Runs {
+		if want, known := knownRunnerFailures[path.Base(name)]; known {
+			assert.Contains(t, run.RunnerError, want, "%s prompt: the known failure is recorded", run.Name)
+			continue
+		}
 		require.Empty(t, run.RunnerError, "%s prompt", run.Name)
 		assert.Positive(t, run.PromptTokens, "%s prompt", run.Name)
 		assert.Positive(t, run.PrefillTokPerSec, "%s prompt", run.Name)
 		assert.Positive(t, run.GeneratedTokens, "%s prompt", run.Name)
-		if run.GeneratedTokens > 1 { // a tiny model may end its reply at once: no decode to time
-			assert.Positive(t, run.DecodeTokPerSec, "%s prompt: %d tokens decoded", run.Name, run.GeneratedTokens)
+		// A tiny model may end its reply at once, and a few tokens decode within the stats'
+		// millisecond: then the rate is 0 and the block says the decode was not timed.
+		if run.DecodeTokPerSec == 0 {
+			assert.Contains(t, s.Line(), "decode not timed", "%s prompt: %d tokens decoded", run.Name, run.GeneratedTokens)
 		}
 		assert.Positive(t, run.FirstTokenSeconds, "%s prompt", run.Name)
 	}
@@ -42,6 +50,12 @@ func checkSpeed(t *testing.T, name string, r *report.Report) {
 	recordSpeed(t, name, r)
 	t.Logf("%s", s.Line())
 }
+
+// knownRunnerFailures are the stock runner's failures on a family's file that the speed
+// block records and the card shows, not yet fixed: optimum-executorch's Gemma 3 file fails a
+// prompt of 512 tokens or more in TextLLMRunner (docs/research/new-families.md, E2; issue 48
+// point 7). The check requires the failure recorded, so a fix shows here.
+var knownRunnerFailures = map[string]string{"gemma3": "Generation failed"}
 
 var (
 	speedsMu sync.Mutex

@@ -90,7 +90,7 @@ def measure(runner, prompt, GenerationConfig, max_new_tokens):
     config = GenerationConfig(echo=False, max_new_tokens=max_new_tokens, temperature=0.0, num_bos=0, num_eos=0)
     holder = {}
     runner.reset()
-    runner.generate(prompt, config, token_callback=lambda piece: None,
+    runner.generate(prompt, config, token_callback=None,
                     stats_callback=lambda s: holder.update(stats=json.loads(s.to_json_string())))
     return holder.get("stats")
 
