@@ -143,15 +143,7 @@ func TestSpeedMeasuredSlowPath(t *testing.T) {
 // (pkg/pte/ptetest) built with or without export_llm's dynamic shapes, as sized.
 func pteFolder(t *testing.T, dynamic bool) (out, path string) {
 	t.Helper()
-	md := ptetest.ExportLLMMetadata(2048, 2048, 1, []int64{2})
-	for i := range md {
-		if md[i].Name == "enable_dynamic_shape" {
-			md[i].Value = dynamic
-		}
-	}
-	spec, err := ptetest.LLM{Backend: "xnnpack", Metadata: md}.Spec()
-	require.NoError(t, err)
-	b, err := ptetest.Build(spec)
+	b, err := ptetest.ExportLLMProgram(dynamic)
 	require.NoError(t, err)
 	out = t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(out, "xnnpack"), 0o755))

@@ -114,15 +114,7 @@ func TestFromOutput(t *testing.T) {
 
 func program(t *testing.T, dynamic bool) *pte.Program {
 	t.Helper()
-	md := ptetest.ExportLLMMetadata(2048, 2048, 1, []int64{2})
-	for i := range md {
-		if md[i].Name == "enable_dynamic_shape" {
-			md[i].Value = dynamic
-		}
-	}
-	spec, err := ptetest.LLM{Backend: "xnnpack", Metadata: md}.Spec()
-	require.NoError(t, err)
-	b, err := ptetest.Build(spec)
+	b, err := ptetest.ExportLLMProgram(dynamic)
 	require.NoError(t, err)
 	p, err := pte.Open(bytes.NewReader(b), int64(len(b)))
 	require.NoError(t, err)

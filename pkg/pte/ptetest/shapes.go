@@ -189,3 +189,20 @@ func (c MediaTekChunk) Spec() (Spec, error) {
 	}
 	return s, nil
 }
+
+// ExportLLMProgram is the bytes of an XNNPACK export_llm program of a 2,048-token window
+// whose enable_dynamic_shape is dynamic: with it false the text runner prefills one token a
+// call, the file the speed checks flag.
+func ExportLLMProgram(dynamic bool) ([]byte, error) {
+	md := ExportLLMMetadata(2048, 2048, 1, []int64{2})
+	for i := range md {
+		if md[i].Name == "enable_dynamic_shape" {
+			md[i].Value = dynamic
+		}
+	}
+	spec, err := LLM{Backend: "xnnpack", Metadata: md}.Spec()
+	if err != nil {
+		return nil, err
+	}
+	return Build(spec)
+}
